@@ -1,0 +1,402 @@
+//! The common board every variant of the family is played on.
+
+use std::fmt;
+
+/// Points on the board.
+pub const POINTS: usize = 24;
+/// Index of the "borne off" tray in [`Board::checkers`]; as a move target, "off".
+pub const OFF: u8 = 0;
+/// Index of the bar in [`Board::checkers`]; as a move source, "bar".
+pub const BAR: u8 = 25;
+/// Checkers each side plays with.
+pub const CHECKERS: u8 = 15;
+
+/// One of the two players. White sits first in every two-element array.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Seat {
+    White = 0,
+    Black = 1,
+}
+
+impl Seat {
+    pub const BOTH: [Seat; 2] = [Seat::White, Seat::Black];
+
+    #[inline]
+    pub fn other(self) -> Seat {
+        match self {
+            Seat::White => Seat::Black,
+            Seat::Black => Seat::White,
+        }
+    }
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    #[inline]
+    pub fn from_index(index: u8) -> Option<Seat> {
+        match index {
+            0 => Some(Seat::White),
+            1 => Some(Seat::Black),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Seat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Seat::White => "white",
+            Seat::Black => "black",
+        })
+    }
+}
+
+/// The checkers of both sides, each side counted in its own numbering.
+///
+/// Each side numbers the points 1..=24 from its own home board, so one
+/// physical point is `p` for one side and `25 - p` for the other. Index
+/// [`OFF`] (0) counts the checkers borne off and [`BAR`] (25) those on the
+/// bar; a board is complete when each side's 26 slots add up to
+/// [`CHECKERS`].
+///
+/// `pinned` is for variants where a checker can be held under an enemy
+/// checker instead of being hit (Plakoto): bit `p` of `pinned[seat]` says
+/// the single checker of `seat` on its point `p` is pinned there by the
+/// other side. Variants without pins leave it zero.
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Board {
+    pub checkers: [[u8; 26]; 2],
+    pub pinned: [u32; 2],
+}
+
+/// Why a board is not a possible position.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoardError {
+    #[error("{seat} has {count} checkers, not {CHECKERS}")]
+    CheckerCount { seat: Seat, count: u32 },
+    #[error("point {point} (in white's numbering) holds checkers of both sides")]
+    SharedPoint { point: u8 },
+    #[error(
+        "{seat}'s checker on its point {point} is marked pinned but is not a lone checker under an enemy checker"
+    )]
+    BadPin { seat: Seat, point: u8 },
+}
+
+impl Board {
+    /// A board with no checkers anywhere (not a valid position by itself).
+    pub const EMPTY: Board = Board {
+        checkers: [[0; 26]; 2],
+        pinned: [0; 2],
+    };
+
+    /// Builds a board from `(point, count)` lists, each side in its own
+    /// numbering (use [`BAR`] for the bar). Checkers not placed are off.
+    pub fn from_points(white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
+        let mut board = Board::EMPTY;
+        for (seat, list) in [(Seat::White, white), (Seat::Black, black)] {
+            let side = &mut board.checkers[seat.index()];
+            for &(point, count) in list {
+                side[point as usize] += count;
+            }
+            let placed: u32 = side[1..].iter().map(|&c| u32::from(c)).sum();
+            side[OFF as usize] =
+                u8::try_from(u32::from(CHECKERS).saturating_sub(placed)).unwrap_or(0);
+        }
+        board
+    }
+
+    /// The standard starting position: 24×2, 13×5, 8×3, 6×5 for each side.
+    pub fn standard_start() -> Board {
+        let side = [(24, 2), (13, 5), (8, 3), (6, 5)];
+        Board::from_points(&side, &side)
+    }
+
+    /// The nackgammon starting position: 24×2, 23×2, 13×4, 8×3, 6×4.
+    pub fn nackgammon_start() -> Board {
+        let side = [(24, 2), (23, 2), (13, 4), (8, 3), (6, 4)];
+        Board::from_points(&side, &side)
+    }
+
+    /// The same position with the seats exchanged.
+    #[inline]
+    pub fn swapped(&self) -> Board {
+        Board {
+            checkers: [self.checkers[1], self.checkers[0]],
+            pinned: [self.pinned[1], self.pinned[0]],
+        }
+    }
+
+    /// Checkers of `seat` on its point (or slot) `point`.
+    #[inline]
+    pub fn count(&self, seat: Seat, point: u8) -> u8 {
+        self.checkers[seat.index()][point as usize]
+    }
+
+    #[inline]
+    pub fn off(&self, seat: Seat) -> u8 {
+        self.count(seat, OFF)
+    }
+
+    #[inline]
+    pub fn on_bar(&self, seat: Seat) -> u8 {
+        self.count(seat, BAR)
+    }
+
+    /// Whether `seat`'s checker on its `point` is pinned (Plakoto).
+    #[inline]
+    pub fn is_pinned(&self, seat: Seat, point: u8) -> bool {
+        self.pinned[seat.index()] & (1 << point) != 0
+    }
+
+    /// Total of all 26 slots of one side: 15 on any complete board.
+    #[inline]
+    pub fn total(&self, seat: Seat) -> u32 {
+        self.checkers[seat.index()]
+            .iter()
+            .map(|&c| u32::from(c))
+            .sum()
+    }
+
+    /// Pips `seat` still has to travel to bear everything off.
+    pub fn pip_count(&self, seat: Seat) -> u32 {
+        self.checkers[seat.index()]
+            .iter()
+            .enumerate()
+            .map(|(point, &count)| point as u32 * u32::from(count))
+            .sum()
+    }
+
+    /// Whether every checker of `seat` still in play is in its home board
+    /// (points 1..=6) and none is on the bar.
+    #[inline]
+    pub fn all_home(&self, seat: Seat) -> bool {
+        self.checkers[seat.index()][7..].iter().all(|&c| c == 0)
+    }
+
+    /// Checks what every variant's boards share: 15 checkers a side and no
+    /// physical point held by both sides, except where one of them is
+    /// pinned there under the other.
+    pub fn validate(&self) -> Result<(), BoardError> {
+        if self.pinned == [0, 0] && self.fast_check() {
+            return Ok(());
+        }
+        self.explain()
+    }
+
+    /// The common case of [`validate`](Self::validate), eight slots at a
+    /// time: every count at most 15, 15 checkers a side, no shared point.
+    /// This runs on every board a plugin returns, so it is worth it.
+    #[inline]
+    fn fast_check(&self) -> bool {
+        const LOW_NIBBLES: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+        const SEVEN_F: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+        const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+        let word = |side: &[u8; 26], at: usize| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&side[at..at + 8]);
+            u64::from_le_bytes(bytes)
+        };
+        // Sum of the eight bytes of a word whose bytes are all <= 15.
+        let byte_sum = |x: u64| (x.wrapping_mul(0x0101_0101_0101_0101) >> 56) as u32;
+        // High bit set in each nonzero byte (bytes <= 15).
+        let nonzero = |x: u64| x.wrapping_add(SEVEN_F) & HIGH_BITS;
+        let (white, black) = (&self.checkers[0], &self.checkers[1]);
+        // Slots 0..8, 8..16, 16..24 and 18..26 (the last word overlaps).
+        let w = [
+            word(white, 0),
+            word(white, 8),
+            word(white, 16),
+            word(white, 18),
+        ];
+        let b = [
+            word(black, 0),
+            word(black, 8),
+            word(black, 16),
+            word(black, 18),
+        ];
+        if w.iter().chain(&b).any(|x| x & !LOW_NIBBLES != 0) {
+            return false;
+        }
+        let total =
+            |x: &[u64; 4]| byte_sum(x[0]) + byte_sum(x[1]) + byte_sum(x[2]) + byte_sum(x[3] >> 48);
+        if total(&w) != u32::from(CHECKERS) || total(&b) != u32::from(CHECKERS) {
+            return false;
+        }
+        // White's points 1..=24 against black's 24..=1: points 1..8 of one
+        // side face points 17..24 of the other, byte order reversed.
+        let (w1, w9, w17) = (word(white, 1), word(white, 9), word(white, 17));
+        let (b1, b9, b17) = (word(black, 1), word(black, 9), word(black, 17));
+        nonzero(w1) & nonzero(b17.swap_bytes()) == 0
+            && nonzero(w9) & nonzero(b9.swap_bytes()) == 0
+            && nonzero(w17) & nonzero(b1.swap_bytes()) == 0
+    }
+
+    /// The slow path of [`validate`](Self::validate): finds what is wrong.
+    #[cold]
+    #[inline(never)]
+    fn explain(&self) -> Result<(), BoardError> {
+        for seat in Seat::BOTH {
+            let count = self.total(seat);
+            if count != u32::from(CHECKERS) {
+                return Err(BoardError::CheckerCount { seat, count });
+            }
+        }
+        let mut shared = 0u32;
+        for point in 1..=POINTS {
+            let both = (self.checkers[0][point] != 0) & (self.checkers[1][25 - point] != 0);
+            shared |= u32::from(both) << point;
+        }
+        if self.pinned == [0, 0] {
+            return match shared {
+                0 => Ok(()),
+                mask => Err(BoardError::SharedPoint {
+                    point: mask.trailing_zeros() as u8,
+                }),
+            };
+        }
+        self.validate_pins(shared)
+    }
+
+    /// The rare case of a board with pinned checkers (Plakoto).
+    fn validate_pins(&self, shared: u32) -> Result<(), BoardError> {
+        for seat in Seat::BOTH {
+            let pins = self.pinned[seat.index()];
+            if pins & !0x01FF_FFFE != 0 {
+                return Err(BoardError::BadPin { seat, point: 0 });
+            }
+            for point in 1..=POINTS as u8 {
+                let pinned = pins & (1 << point) != 0;
+                let enemy = self.count(seat.other(), 25 - point);
+                if pinned && (self.count(seat, point) != 1 || enemy == 0) {
+                    return Err(BoardError::BadPin { seat, point });
+                }
+            }
+        }
+        // A shared point is fine where one side's checker is pinned there.
+        let mut pinned_white_points = self.pinned[0];
+        for point in 1..=POINTS as u32 {
+            if self.pinned[1] & (1 << point) != 0 {
+                pinned_white_points |= 1 << (25 - point);
+            }
+        }
+        match shared & !pinned_white_points {
+            0 => Ok(()),
+            mask => Err(BoardError::SharedPoint {
+                point: mask.trailing_zeros() as u8,
+            }),
+        }
+    }
+}
+
+impl Default for Board {
+    fn default() -> Self {
+        Board::standard_start()
+    }
+}
+
+impl fmt::Debug for Board {
+    /// Compact: `white[24:2 13:5 8:3 6:5] black[...]`, then bar, off and pins.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for seat in Seat::BOTH {
+            write!(f, "{seat}[")?;
+            let mut first = true;
+            for point in (1..=BAR).rev() {
+                let count = self.count(seat, point);
+                if count == 0 {
+                    continue;
+                }
+                if !first {
+                    f.write_str(" ")?;
+                }
+                first = false;
+                if point == BAR {
+                    write!(f, "bar:{count}")?;
+                } else {
+                    write!(f, "{point}:{count}")?;
+                }
+                if self.is_pinned(seat, point) {
+                    f.write_str("^")?;
+                }
+            }
+            write!(f, " off:{}] ", self.off(seat))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_positions_are_valid() {
+        Board::standard_start().validate().unwrap();
+        Board::nackgammon_start().validate().unwrap();
+        assert_eq!(Board::standard_start().pip_count(Seat::White), 167);
+    }
+
+    #[test]
+    fn shared_point_is_rejected() {
+        // White's 6-point is black's 19-point.
+        let board = Board::from_points(&[(6, 15)], &[(19, 15)]);
+        assert_eq!(board.validate(), Err(BoardError::SharedPoint { point: 6 }));
+    }
+
+    #[test]
+    fn wrong_checker_count_is_rejected() {
+        let mut board = Board::standard_start();
+        board.checkers[1][6] += 1;
+        assert!(matches!(
+            board.validate(),
+            Err(BoardError::CheckerCount {
+                seat: Seat::Black,
+                count: 16
+            })
+        ));
+    }
+
+    #[test]
+    fn pinned_checker_may_share_its_point() {
+        // White's lone checker on its 10 is pinned under black's checker on black's 15.
+        let mut board = Board::from_points(&[(10, 1), (24, 14)], &[(15, 1), (24, 14)]);
+        assert!(board.validate().is_err());
+        board.pinned[0] |= 1 << 10;
+        board.validate().unwrap();
+    }
+}
+
+#[cfg(test)]
+mod fast_check_tests {
+    use super::*;
+
+    /// The word-at-a-time check must agree with the plain one on every
+    /// single-checker change of the start position.
+    #[test]
+    fn fast_check_agrees_with_the_plain_rules() {
+        let start = Board::standard_start();
+        for seat in 0..2 {
+            for from in 0..26 {
+                for to in 0..26 {
+                    let mut board = start;
+                    if board.checkers[seat][from] == 0 {
+                        continue;
+                    }
+                    board.checkers[seat][from] -= 1;
+                    board.checkers[seat][to] += 1;
+                    let plain = board.explain().is_ok();
+                    assert_eq!(board.validate().is_ok(), plain, "{board:?}");
+                    board.checkers[seat][to] += 1;
+                    assert!(board.validate().is_err());
+                }
+            }
+        }
+        let mut huge = start;
+        huge.checkers[0][3] = 255;
+        huge.checkers[0][4] = 17;
+        assert!(huge.validate().is_err());
+    }
+}

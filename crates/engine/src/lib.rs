@@ -1,0 +1,22 @@
+//! Pure game logic shared by every variant of the backgammon family.
+//!
+//! This crate owns the vocabulary the rest of the workspace speaks:
+//! [`Seat`], [`Board`], [`Dice`], [`Move`], [`Play`], [`LegalPlay`],
+//! [`WinType`], and the gnubg [`position_id`] encoding.
+//!
+//! It must never do I/O, read the clock, draw random numbers or know the
+//! rules of a particular variant beyond what all of them share (24 points,
+//! 15 checkers a side, a bar and an "off" tray). The board types are
+//! `#[repr(C)]` because they cross the plugin boundary unchanged on the hot
+//! path (see `bg-variant-api`).
+
+mod board;
+mod dice;
+mod outcome;
+mod play;
+pub mod position_id;
+
+pub use board::{BAR, Board, BoardError, CHECKERS, OFF, POINTS, Seat};
+pub use dice::{Dice, DiceError};
+pub use outcome::WinType;
+pub use play::{LegalPlay, MAX_MOVES, Move, Play, PlayParseError};

@@ -1,0 +1,242 @@
+//! Moves and plays, and the usual `13/7 8/7` notation.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::board::{BAR, Board, OFF};
+
+/// The most moves one play can hold (a double on the standard board).
+pub const MAX_MOVES: usize = 4;
+
+/// One checker moving from one point to another, in the mover's numbering:
+/// `from` [`BAR`] (25) is an entry, `to` [`OFF`] (0) a bear-off.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Move {
+    pub from: u8,
+    pub to: u8,
+}
+
+impl Move {
+    #[inline]
+    pub const fn new(from: u8, to: u8) -> Move {
+        Move { from, to }
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_point(f, self.from)?;
+        f.write_str("/")?;
+        write_point(f, self.to)
+    }
+}
+
+fn write_point(f: &mut fmt::Formatter<'_>, point: u8) -> fmt::Result {
+    match point {
+        BAR => f.write_str("bar"),
+        OFF => f.write_str("off"),
+        p => write!(f, "{p}"),
+    }
+}
+
+/// Everything one player does with one throw: up to four moves, in order.
+/// The empty play is a pass.
+#[repr(C)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Play {
+    moves: [Move; MAX_MOVES],
+    len: u8,
+}
+
+impl Play {
+    pub const EMPTY: Play = Play {
+        moves: [Move { from: 0, to: 0 }; MAX_MOVES],
+        len: 0,
+    };
+
+    /// Builds a play; `None` if there are more than [`MAX_MOVES`] moves.
+    pub fn from_moves(moves: &[Move]) -> Option<Play> {
+        let mut play = Play::EMPTY;
+        for &m in moves {
+            if !play.try_push(m) {
+                return None;
+            }
+        }
+        Some(play)
+    }
+
+    /// Appends a move; false (and nothing changed) when the play is full.
+    #[inline]
+    pub fn try_push(&mut self, m: Move) -> bool {
+        if usize::from(self.len) >= MAX_MOVES {
+            return false;
+        }
+        self.moves[usize::from(self.len)] = m;
+        self.len += 1;
+        true
+    }
+
+    /// Removes the last move (used by play searches that backtrack).
+    #[inline]
+    pub fn pop(&mut self) -> Option<Move> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        Some(self.moves[usize::from(self.len)])
+    }
+
+    #[inline]
+    pub fn moves(&self) -> &[Move] {
+        &self.moves[..usize::from(self.len.min(MAX_MOVES as u8))]
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.moves().len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl fmt::Debug for Play {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Play({self})")
+    }
+}
+
+impl fmt::Display for Play {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("pass");
+        }
+        for (i, m) in self.moves().iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{m}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a play written in notation could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlayParseError {
+    #[error("`{0}` is not a point (1-24, bar or off)")]
+    BadPoint(String),
+    #[error("`{0}` is not a move: write it as from/to, e.g. 13/7")]
+    BadMove(String),
+    #[error("a play has at most {MAX_MOVES} moves")]
+    TooManyMoves,
+}
+
+impl FromStr for Play {
+    type Err = PlayParseError;
+
+    /// Reads the usual notation: moves separated by spaces or commas,
+    /// `bar` and `off`, chains (`24/18/13`), repeats (`13/7(2)`), and hit
+    /// or pin marks (`*`, `^`), which are ignored. `pass` or an empty
+    /// string is the empty play.
+    fn from_str(text: &str) -> Result<Play, PlayParseError> {
+        let mut play = Play::EMPTY;
+        let text = text.trim();
+        if text.is_empty() || text.eq_ignore_ascii_case("pass") {
+            return Ok(play);
+        }
+        for token in text.split([' ', ',']).filter(|t| !t.is_empty()) {
+            let (chain, repeat) = match token.split_once('(') {
+                Some((chain, rest)) => {
+                    let n: usize = rest
+                        .strip_suffix(')')
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n| (1..=MAX_MOVES).contains(&n))
+                        .ok_or_else(|| PlayParseError::BadMove(token.to_string()))?;
+                    (chain, n)
+                }
+                None => (token, 1),
+            };
+            let points = chain
+                .split('/')
+                .map(parse_point)
+                .collect::<Result<Vec<u8>, _>>()?;
+            if points.len() < 2 {
+                return Err(PlayParseError::BadMove(token.to_string()));
+            }
+            for _ in 0..repeat {
+                for pair in points.windows(2) {
+                    if !play.try_push(Move::new(pair[0], pair[1])) {
+                        return Err(PlayParseError::TooManyMoves);
+                    }
+                }
+            }
+        }
+        Ok(play)
+    }
+}
+
+fn parse_point(text: &str) -> Result<u8, PlayParseError> {
+    let bare = text.trim_end_matches(['*', '^']);
+    match bare.to_ascii_lowercase().as_str() {
+        "bar" | "b" => Ok(BAR),
+        "off" | "o" => Ok(OFF),
+        digits => digits
+            .parse::<u8>()
+            .ok()
+            .filter(|p| (1..=24).contains(p))
+            .ok_or_else(|| PlayParseError::BadPoint(text.to_string())),
+    }
+}
+
+/// A legal play together with the board it leads to. Two plays are the
+/// same play when their results are equal, so variants list each result
+/// once.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LegalPlay {
+    pub play: Play,
+    pub result: Board,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notation_round_trips() {
+        let play: Play = "13/7 8/7".parse().unwrap();
+        assert_eq!(play.moves(), &[Move::new(13, 7), Move::new(8, 7)]);
+        assert_eq!(play.to_string(), "13/7 8/7");
+        let play: Play = "bar/22* 6/off".parse().unwrap();
+        assert_eq!(play.to_string(), "bar/22 6/off");
+    }
+
+    #[test]
+    fn chains_and_repeats_expand_to_single_moves() {
+        let play: Play = "24/18/13".parse().unwrap();
+        assert_eq!(play.to_string(), "24/18 18/13");
+        let play: Play = "13/9(2) 6/2(2)".parse().unwrap();
+        assert_eq!(play.len(), 4);
+        assert_eq!("pass".parse::<Play>().unwrap(), Play::EMPTY);
+    }
+
+    #[test]
+    fn bad_notation_is_refused() {
+        assert!(matches!(
+            "25/20".parse::<Play>(),
+            Err(PlayParseError::BadPoint(_))
+        ));
+        assert!(matches!(
+            "13".parse::<Play>(),
+            Err(PlayParseError::BadMove(_))
+        ));
+        assert!(matches!(
+            "13/9(3) 6/2(2)".parse::<Play>(),
+            Err(PlayParseError::TooManyMoves)
+        ));
+    }
+}

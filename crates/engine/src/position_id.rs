@@ -1,0 +1,147 @@
+//! GNU Backgammon's Position ID: 10 bytes, 14 base64 characters.
+//!
+//! Layout (gnubg manual §11.6 and gnubg `positionid.c`; summarised in
+//! `shared/research/architecture.md` §2.1): for each side, walk its 25 slots
+//! (its points 1..=24, then its bar) and write one `1` bit per checker and
+//! a `0` after each slot; the **opponent of the player on roll comes
+//! first**, the player on roll second (the manual's prose says the
+//! reverse; the code is right). Bits are packed least significant first
+//! into 10 bytes, which are written in standard base64 without padding.
+
+use base64::Engine as _;
+use base64::alphabet::STANDARD;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+
+use crate::board::{BAR, Board, CHECKERS, OFF, Seat};
+
+/// Standard base64 without padding; like gnubg, ignore the 4 bits past
+/// the 80 that the last character carries.
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &STANDARD,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// Why a Position ID could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PositionIdError {
+    #[error("a Position ID is 14 base64 characters, got {0:?}")]
+    Malformed(String),
+    #[error("Position ID {0:?} gives a side more than 15 checkers")]
+    TooManyCheckers(String),
+}
+
+/// The 10-byte key of `board` with `on_roll` to move.
+pub fn key(board: &Board, on_roll: Seat) -> [u8; 10] {
+    let mut key = [0u8; 10];
+    let mut bit = 0usize;
+    for seat in [on_roll.other(), on_roll] {
+        for point in 1..=BAR {
+            for _ in 0..board.count(seat, point) {
+                if bit < 80 {
+                    key[bit / 8] |= 1 << (bit % 8);
+                }
+                bit += 1;
+            }
+            bit += 1;
+        }
+    }
+    key
+}
+
+/// The Position ID text of `board` with `on_roll` to move.
+pub fn encode(board: &Board, on_roll: Seat) -> String {
+    BASE64.encode(key(board, on_roll))
+}
+
+/// Decodes a Position ID into a board with the player on roll in
+/// `on_roll`'s seat. Checkers not on the board are counted as borne off.
+pub fn decode(id: &str, on_roll: Seat) -> Result<Board, PositionIdError> {
+    let malformed = || PositionIdError::Malformed(id.to_string());
+    if id.len() != 14 {
+        return Err(malformed());
+    }
+    let bytes = BASE64.decode(id).map_err(|_| malformed())?;
+    let key: [u8; 10] = bytes.try_into().map_err(|_| malformed())?;
+    from_key(&key, on_roll).ok_or_else(|| PositionIdError::TooManyCheckers(id.to_string()))
+}
+
+fn from_key(key: &[u8; 10], on_roll: Seat) -> Option<Board> {
+    let mut board = Board::EMPTY;
+    let mut bit = 0usize;
+    for seat in [on_roll.other(), on_roll] {
+        let side = &mut board.checkers[seat.index()];
+        let mut point = 1usize;
+        let mut placed = 0u8;
+        while point <= BAR as usize {
+            if bit >= 80 {
+                // Trailing slots of the second side may be cut by the padding.
+                break;
+            }
+            if key[bit / 8] & (1 << (bit % 8)) != 0 {
+                side[point] += 1;
+                placed += 1;
+                if placed > CHECKERS {
+                    return None;
+                }
+            } else {
+                point += 1;
+            }
+            bit += 1;
+        }
+        side[OFF as usize] = CHECKERS - placed;
+    }
+    Some(board)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_position_is_4hpwatdgc_abma() {
+        let start = Board::standard_start();
+        assert_eq!(encode(&start, Seat::White), "4HPwATDgc/ABMA");
+        assert_eq!(decode("4HPwATDgc/ABMA", Seat::White).unwrap(), start);
+    }
+
+    /// architecture.md §2.1: in `4OvgATDgc+QBUA` the checker on the bar
+    /// belongs to the second half, the side on roll.
+    #[test]
+    fn opponent_is_encoded_first() {
+        let board = decode("4OvgATDgc+QBUA", Seat::White).unwrap();
+        assert_eq!(board.on_bar(Seat::White), 1);
+        assert_eq!(board.on_bar(Seat::Black), 0);
+        assert_eq!(encode(&board, Seat::White), "4OvgATDgc+QBUA");
+        // Seen from the other seat, the same board gets the other halves' order.
+        assert_eq!(
+            decode("4OvgATDgc+QBUA", Seat::Black).unwrap(),
+            board.swapped()
+        );
+    }
+
+    #[test]
+    fn malformed_ids_are_refused() {
+        assert!(decode("4HPwATDgc/ABM", Seat::White).is_err());
+        assert!(decode("4HPwATDgc/AB!A", Seat::White).is_err());
+        // All ones: far more than 15 checkers.
+        assert!(matches!(
+            decode("//////////////", Seat::White),
+            Err(PositionIdError::TooManyCheckers(_))
+        ));
+    }
+
+    #[test]
+    fn round_trip_on_every_checker_placement_of_one_side() {
+        // One white checker on each slot in turn, the rest spread out.
+        for point in 1..=BAR {
+            let board = Board::from_points(&[(point, 1), (6, 5)], &[(24, 2), (13, 5)]);
+            for seat in Seat::BOTH {
+                let id = encode(&board, seat);
+                assert_eq!(decode(&id, seat).unwrap(), board, "{id}");
+            }
+        }
+    }
+}

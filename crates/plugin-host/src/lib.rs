@@ -1,0 +1,21 @@
+//! Finds, loads, checks, guards and registers variant plugins.
+//!
+//! [`PluginHost`] scans a folder for shared libraries, loads each with
+//! `RTLD_NOW` (so a missing symbol fails at load, not mid-game), checks
+//! the ABI version, and registers it by variant name. Files that are not
+//! plugins are skipped with a reason; a second plugin with a name already
+//! loaded is refused; libraries are never unloaded. [`Plugin`] wraps every
+//! call: a panic in the plugin, or an answer that breaks an invariant (a
+//! checker count that changed, a play accepted that is not legal), becomes
+//! a [`PluginError::Fault`] for that call, and the host keeps working.
+//!
+//! This crate must never know a variant's rules, and never touch the
+//! network, storage or the clock on a plugin's behalf.
+
+mod load;
+mod plugin;
+mod registry;
+
+pub use load::{LoadError, load};
+pub use plugin::{Plugin, PluginError, Setup, Transition};
+pub use registry::{PluginHost, ScanReport, Skipped};

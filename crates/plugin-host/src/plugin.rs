@@ -1,0 +1,367 @@
+//! A loaded plugin and its guarded calls.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
+use bg_variant_api::abi::{self, Buffer, Status, VariantDescriptor};
+use bg_variant_api::{Capabilities, Options, Outcome, proto};
+use prost::Message;
+
+/// A new game as a plugin set it up (state bytes are the plugin's).
+pub type Setup = proto::GameSetup;
+/// The result of an action (state bytes are the plugin's).
+pub type Transition = proto::Transition;
+
+/// Why a plugin call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PluginError {
+    #[error("{0}")]
+    InvalidOption(String),
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("{0}")]
+    IllegalPlay(String),
+    #[error("{0}")]
+    IllegalDecision(String),
+    #[error("{0}")]
+    Unsupported(String),
+    /// The plugin panicked or broke an invariant. Nothing was changed; the
+    /// variant's games fail, the host goes on.
+    #[error("variant {variant} failed: {message}")]
+    Fault { variant: String, message: String },
+}
+
+impl PluginError {
+    /// A stable machine-readable reason, for API errors and logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            PluginError::InvalidOption(_) => "INVALID_OPTION",
+            PluginError::InvalidInput(_) => "INVALID_INPUT",
+            PluginError::IllegalPlay(_) => "ILLEGAL_PLAY",
+            PluginError::IllegalDecision(_) => "ILLEGAL_DECISION",
+            PluginError::Unsupported(_) => "UNSUPPORTED",
+            PluginError::Fault { .. } => "VARIANT_FAULT",
+        }
+    }
+}
+
+/// A variant plugin, loaded and checked. Cheap to share (`Arc<Plugin>`);
+/// all calls are thread-safe because plugins are pure.
+pub struct Plugin {
+    path: PathBuf,
+    descriptor: &'static VariantDescriptor,
+    name: String,
+    version: String,
+    api_version: String,
+    info: proto::VariantInfo,
+    faults: AtomicU64,
+}
+
+impl fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Plugin")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Plugin {
+    pub(crate) fn new(
+        path: PathBuf,
+        descriptor: &'static VariantDescriptor,
+    ) -> Result<Plugin, PluginError> {
+        // SAFETY: the descriptor's strings point into the never-unloaded library.
+        let (name, version, api_version) = unsafe {
+            (
+                descriptor.name.to_string_lossy(),
+                descriptor.version.to_string_lossy(),
+                descriptor.api_version.to_string_lossy(),
+            )
+        };
+        let mut plugin = Plugin {
+            path,
+            descriptor,
+            name,
+            version,
+            api_version,
+            info: proto::VariantInfo::default(),
+            faults: AtomicU64::new(0),
+        };
+        // SAFETY: calling the descriptor's own function.
+        let bytes = plugin.call(|out| unsafe { (descriptor.info)(out) })?;
+        plugin.info = plugin.decode(&bytes)?;
+        if plugin.info.name != plugin.name || plugin.name.is_empty() {
+            return Err(PluginError::InvalidInput(format!(
+                "descriptor name {:?} differs from info name {:?}",
+                plugin.name, plugin.info.name
+            )));
+        }
+        Ok(plugin)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The `bg-variant-api` version the plugin was built with.
+    pub fn api_version(&self) -> &str {
+        &self.api_version
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn info(&self) -> &proto::VariantInfo {
+        &self.info
+    }
+
+    pub fn capabilities(&self) -> Capabilities {
+        Capabilities(self.descriptor.capabilities)
+    }
+
+    /// How many calls of this plugin have faulted since it was loaded.
+    pub fn faults(&self) -> u64 {
+        self.faults.load(Ordering::Relaxed)
+    }
+
+    /// Starts a game with `options`.
+    pub fn new_game(&self, options: &Options) -> Result<Setup, PluginError> {
+        let options = encode_options(options);
+        // SAFETY: pointers valid for the call.
+        let bytes = self.call(|out| unsafe {
+            (self.descriptor.new_game)(options.as_ptr(), options.len(), out)
+        })?;
+        let setup: Setup = self.decode(&bytes)?;
+        self.check_board(&self.board(&setup.state)?)?;
+        Ok(setup)
+    }
+
+    /// Starts a game from `board`, if the variant supports it.
+    pub fn setup_position(&self, board: &Board, options: &Options) -> Result<Setup, PluginError> {
+        let options = encode_options(options);
+        // SAFETY: pointers valid for the call.
+        let bytes = self.call(|out| unsafe {
+            (self.descriptor.setup_position)(board, options.as_ptr(), options.len(), out)
+        })?;
+        let setup: Setup = self.decode(&bytes)?;
+        self.check_board(&self.board(&setup.state)?)?;
+        Ok(setup)
+    }
+
+    /// The board of a state.
+    pub fn board(&self, state: &[u8]) -> Result<Board, PluginError> {
+        let mut board = Board::EMPTY;
+        let mut error = Buffer::EMPTY;
+        // SAFETY: pointers valid for the call.
+        let status =
+            unsafe { (self.descriptor.board)(state.as_ptr(), state.len(), &mut board, &mut error) };
+        self.finish(status, error)?;
+        Ok(board)
+    }
+
+    /// The legal plays of `seat` with `dice` (each result once), into
+    /// `plays`, which is reused: keep it between calls on hot paths. Every
+    /// result board is checked (15 checkers a side, no shared point).
+    pub fn legal_plays(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        dice: Dice,
+        plays: &mut Vec<LegalPlay>,
+    ) -> Result<(), PluginError> {
+        plays.clear();
+        if plays.capacity() < 64 {
+            plays.reserve(64);
+        }
+        loop {
+            let mut count = 0usize;
+            let mut error = Buffer::EMPTY;
+            // SAFETY: `plays` has room for `capacity` plays; other pointers valid for the call.
+            let status = unsafe {
+                (self.descriptor.legal_plays)(
+                    state.as_ptr(),
+                    state.len(),
+                    seat as u8,
+                    dice,
+                    plays.as_mut_ptr(),
+                    plays.capacity(),
+                    &mut count,
+                    &mut error,
+                )
+            };
+            if status == abi::STATUS_BUFFER_TOO_SMALL && count > plays.capacity() {
+                self.free(error);
+                plays.reserve(count);
+                continue;
+            }
+            self.finish(status, error)?;
+            if count > plays.capacity() {
+                return Err(self.fault(format!(
+                    "reported {count} plays for a buffer of {}",
+                    plays.capacity()
+                )));
+            }
+            // SAFETY: the plugin initialised `count` plays (checked above to fit).
+            unsafe { plays.set_len(count) };
+            break;
+        }
+        if plays.is_empty() {
+            return Err(self.fault("no legal plays (a pass is the empty play)".into()));
+        }
+        for lp in plays.iter() {
+            self.check_board(&lp.result)?;
+        }
+        Ok(())
+    }
+
+    /// Plays `play` for `seat`. The plugin must accept only a play that
+    /// reaches one of its legal results; the host checks that it did.
+    pub fn apply_play(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        dice: Dice,
+        play: &Play,
+    ) -> Result<Transition, PluginError> {
+        let mut legal = Vec::new();
+        self.legal_plays(state, seat, dice, &mut legal)?;
+        // SAFETY: pointers valid for the call.
+        let bytes = self.call(|out| unsafe {
+            (self.descriptor.apply_play)(state.as_ptr(), state.len(), seat as u8, dice, play, out)
+        })?;
+        let transition: Transition = self.decode(&bytes)?;
+        let board = self.board(&transition.state)?;
+        if !legal.iter().any(|lp| lp.result == board) {
+            return Err(self.fault(format!(
+                "accepted {play}, whose result is not one of its legal plays"
+            )));
+        }
+        Ok(transition)
+    }
+
+    /// What happens once `seat` has rolled `dice`, before moving.
+    pub fn after_roll(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        dice: Dice,
+    ) -> Result<Transition, PluginError> {
+        // SAFETY: pointers valid for the call.
+        let bytes = self.call(|out| unsafe {
+            (self.descriptor.after_roll)(state.as_ptr(), state.len(), seat as u8, dice, out)
+        })?;
+        self.checked_transition(&bytes)
+    }
+
+    /// Answers a pending decision.
+    pub fn decide(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        choice: &str,
+    ) -> Result<Transition, PluginError> {
+        // SAFETY: pointers valid for the call.
+        let bytes = self.call(|out| unsafe {
+            (self.descriptor.decide)(
+                state.as_ptr(),
+                state.len(),
+                seat as u8,
+                choice.as_ptr(),
+                choice.len(),
+                out,
+            )
+        })?;
+        self.checked_transition(&bytes)
+    }
+
+    /// What `loser` concedes by resigning now.
+    pub fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, PluginError> {
+        // SAFETY: pointers valid for the call.
+        let bytes = self.call(|out| unsafe {
+            (self.descriptor.concede)(state.as_ptr(), state.len(), loser as u8, out)
+        })?;
+        self.decode(&bytes)
+    }
+
+    fn checked_transition(&self, bytes: &[u8]) -> Result<Transition, PluginError> {
+        let transition: Transition = self.decode(bytes)?;
+        self.check_board(&self.board(&transition.state)?)?;
+        Ok(transition)
+    }
+
+    fn check_board(&self, board: &Board) -> Result<(), PluginError> {
+        board
+            .validate()
+            .map_err(|e| self.fault(format!("produced an impossible board: {e}")))
+    }
+
+    /// Calls a function that answers in a buffer; returns the bytes.
+    fn call(&self, f: impl FnOnce(*mut Buffer) -> Status) -> Result<Vec<u8>, PluginError> {
+        let mut out = Buffer::EMPTY;
+        let status = f(&mut out);
+        // SAFETY: the plugin filled `out` (or left it empty).
+        let bytes = unsafe { out.as_slice() }.to_vec();
+        self.free(out);
+        self.status(status, bytes)
+    }
+
+    fn finish(&self, status: Status, error: Buffer) -> Result<(), PluginError> {
+        // SAFETY: the plugin filled `error` (or left it empty).
+        let bytes = unsafe { error.as_slice() }.to_vec();
+        self.free(error);
+        self.status(status, bytes).map(drop)
+    }
+
+    fn status(&self, status: Status, bytes: Vec<u8>) -> Result<Vec<u8>, PluginError> {
+        let message = || String::from_utf8_lossy(&bytes).into_owned();
+        match status {
+            abi::STATUS_OK => Ok(bytes),
+            abi::STATUS_INVALID_OPTION => Err(PluginError::InvalidOption(message())),
+            abi::STATUS_INVALID_INPUT => Err(PluginError::InvalidInput(message())),
+            abi::STATUS_ILLEGAL_PLAY => Err(PluginError::IllegalPlay(message())),
+            abi::STATUS_ILLEGAL_DECISION => Err(PluginError::IllegalDecision(message())),
+            abi::STATUS_UNSUPPORTED => Err(PluginError::Unsupported(message())),
+            abi::STATUS_PANIC => Err(self.fault(message())),
+            other => Err(self.fault(format!("unknown status {other}: {}", message()))),
+        }
+    }
+
+    fn free(&self, buffer: Buffer) {
+        if !buffer.ptr.is_null() {
+            // SAFETY: the buffer came from this plugin and is freed once.
+            unsafe { (self.descriptor.free_buffer)(buffer) };
+        }
+    }
+
+    fn decode<M: Message + Default>(&self, bytes: &[u8]) -> Result<M, PluginError> {
+        M::decode(bytes).map_err(|e| self.fault(format!("sent an unreadable message: {e}")))
+    }
+
+    fn fault(&self, message: String) -> PluginError {
+        self.faults.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(variant = %self.name, path = %self.path.display(), %message, "variant plugin fault");
+        PluginError::Fault {
+            variant: self.name.clone(),
+            message,
+        }
+    }
+}
+
+fn encode_options(options: &Options) -> Vec<u8> {
+    proto::Options {
+        values: options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+    .encode_to_vec()
+}

@@ -1,0 +1,141 @@
+//! The plugin folder and the variants loaded from it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use crate::load::load;
+use crate::plugin::Plugin;
+
+/// The variants loaded from one folder. Scanning again picks up files that
+/// are new or changed since the last scan; nothing is ever unloaded, so a
+/// game can keep using the plugin it started with.
+pub struct PluginHost {
+    dir: PathBuf,
+    state: Mutex<Registry>,
+}
+
+#[derive(Default)]
+struct Registry {
+    by_name: BTreeMap<String, Arc<Plugin>>,
+    /// Files already looked at, with the (modified, length) seen then.
+    seen: HashMap<PathBuf, (Option<SystemTime>, u64)>,
+}
+
+/// What one scan did.
+#[derive(Debug, Default)]
+pub struct ScanReport {
+    pub loaded: Vec<Arc<Plugin>>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A file that was not loaded, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// File names a plugin may have on this platform.
+fn is_library(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    matches!(ext, "so" | "dylib" | "dll")
+}
+
+impl PluginHost {
+    /// A host for the plugins in `dir` (nothing is loaded until [`scan`](Self::scan)).
+    pub fn new(dir: impl Into<PathBuf>) -> PluginHost {
+        PluginHost {
+            dir: dir.into(),
+            state: Mutex::new(Registry::default()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Loads every plugin file in the folder not seen before (or changed
+    /// since), logging each load and each skipped file with its reason.
+    /// Fails only if the folder itself cannot be read.
+    pub fn scan(&self) -> std::io::Result<ScanReport> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.dir)?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .collect();
+        paths.sort();
+        let mut report = ScanReport::default();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        for path in paths {
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let stamp = (meta.modified().ok(), meta.len());
+            if state.seen.get(&path) == Some(&stamp) {
+                continue;
+            }
+            state.seen.insert(path.clone(), stamp);
+            match Self::admit(&mut state, &path) {
+                Ok(plugin) => {
+                    tracing::info!(
+                        variant = plugin.name(),
+                        version = plugin.version(),
+                        api = plugin.api_version(),
+                        path = %path.display(),
+                        "variant plugin loaded"
+                    );
+                    report.loaded.push(plugin);
+                }
+                Err(reason) => {
+                    tracing::warn!(path = %path.display(), %reason, "skipped a file in the plugin folder");
+                    report.skipped.push(Skipped { path, reason });
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    fn admit(state: &mut Registry, path: &Path) -> Result<Arc<Plugin>, String> {
+        if !is_library(path) {
+            return Err("not a shared library (.so, .dylib or .dll)".into());
+        }
+        let plugin = load(path).map_err(|e| e.to_string())?;
+        if let Some(existing) = state.by_name.get(plugin.name()) {
+            return Err(format!(
+                "variant `{}` is already loaded from {} (version {}); a second plugin with the same name is refused",
+                plugin.name(),
+                existing.path().display(),
+                existing.version()
+            ));
+        }
+        let plugin = Arc::new(plugin);
+        state
+            .by_name
+            .insert(plugin.name().to_string(), plugin.clone());
+        Ok(plugin)
+    }
+
+    /// The plugin of a variant, by name.
+    pub fn get(&self, name: &str) -> Option<Arc<Plugin>> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_name
+            .get(name)
+            .cloned()
+    }
+
+    /// All loaded plugins, by name.
+    pub fn plugins(&self) -> Vec<Arc<Plugin>> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_name
+            .values()
+            .cloned()
+            .collect()
+    }
+}

@@ -1,0 +1,228 @@
+//! What a variant plugin author depends on.
+//!
+//! A variant is a crate of type `cdylib` that implements [`Variant`] and
+//! calls [`export_variant!`]. The macro generates the one C-ABI entry point
+//! the host looks up ([`abi::ENTRY_SYMBOL`]) and a shim for every trait
+//! method that catches panics and turns them into error codes, so a bug in
+//! a plugin fails its own games and never the server.
+//!
+//! This crate owns the boundary: the trait, the `#[repr(C)]` descriptor
+//! ([`abi`]), the payload messages ([`proto`]), and helpers every variant
+//! on the standard board needs ([`search`]: the legal-play search that
+//! keeps the plays using the most dice and the larger die, merged by
+//! resulting position). It must never load libraries (that is
+//! `bg-plugin-host`), do I/O, or hold rules of its own.
+//!
+//! Rules are pure: given a state and dice a variant always answers the same.
+//! The host owns dice, storage, clocks and identities.
+
+pub mod abi;
+mod export;
+pub mod search;
+
+pub use bg_engine as engine;
+use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
+use std::collections::BTreeMap;
+
+/// The payload messages of `proto/variant/v1/variant.proto`.
+pub mod proto {
+    include!(concat!(env!("OUT_DIR"), "/variant.v1.rs"));
+}
+
+pub use proto::{Decision, Opening, OptionSpec, Outcome, ScoreEvent, VariantInfo};
+
+/// Option values for one game, by name.
+pub type Options = BTreeMap<String, String>;
+
+/// What a variant can do, beyond moving checkers. Declared once in the
+/// descriptor so the host can refuse what a variant does not support
+/// without asking it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities(pub u64);
+
+impl Capabilities {
+    /// The doubling cube may be used (possibly only with an option).
+    pub const CUBE: Capabilities = Capabilities(1);
+    /// A game can end in a draw.
+    pub const DRAWS: Capabilities = Capabilities(1 << 1);
+    /// Points are scored during play ([`Transition::events`]).
+    pub const SCORES_DURING_PLAY: Capabilities = Capabilities(1 << 2);
+    /// Players may have to make decisions ([`Variant::decide`]).
+    pub const DECISIONS: Capabilities = Capabilities(1 << 3);
+    /// Boards are standard backgammon positions, so the gnubg Position ID
+    /// describes them.
+    pub const STANDARD_BOARD: Capabilities = Capabilities(1 << 4);
+    /// A game can start from any board ([`Variant::setup_position`]).
+    pub const SETUP_POSITION: Capabilities = Capabilities(1 << 5);
+
+    pub const fn union(self, other: Capabilities) -> Capabilities {
+        Capabilities(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: Capabilities) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// A new game as a variant sets it up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setup<S> {
+    pub state: S,
+    pub opening: Opening,
+    /// Whether this game may use the doubling cube.
+    pub cube: bool,
+}
+
+/// The outcome of an action.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition<S> {
+    pub state: S,
+    pub events: Vec<ScoreEvent>,
+    pub outcome: Option<Outcome>,
+    pub decision: Option<Decision>,
+}
+
+impl<S> Transition<S> {
+    /// A transition to `state` with nothing else happening.
+    pub fn to(state: S) -> Transition<S> {
+        Transition {
+            state,
+            events: Vec::new(),
+            outcome: None,
+            decision: None,
+        }
+    }
+}
+
+/// What a variant can refuse. Each kind has a stable code at the boundary
+/// ([`abi::Status`]) so the host can map it to an API status.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VariantError {
+    /// An option is unknown or has a value the variant does not accept.
+    #[error("option {name}: {message}")]
+    InvalidOption { name: String, message: String },
+    /// Input the variant cannot read (state bytes, a board, a seat).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The play is not one of the legal plays.
+    #[error("illegal play: {0}")]
+    IllegalPlay(String),
+    /// The decision is not one of the choices on offer, or none is pending.
+    #[error("illegal decision: {0}")]
+    IllegalDecision(String),
+    /// The variant does not do this at all.
+    #[error("not supported by this variant: {0}")]
+    Unsupported(String),
+}
+
+/// The rules of one variant.
+///
+/// Every method is a pure function of its arguments. `seat` is the player
+/// acting; boards are always absolute ([`Board`] counts each seat in its
+/// own numbering), so a variant never has to know which seat is "on roll"
+/// beyond the argument.
+pub trait Variant: Default + Send + Sync + 'static {
+    /// Everything the variant needs to know about a game in progress,
+    /// beyond the turn, dice, cube and score the host keeps.
+    type State: Clone;
+
+    /// Name (unique among loaded plugins), version, description, options.
+    fn info(&self) -> VariantInfo;
+
+    fn capabilities(&self) -> Capabilities;
+
+    /// Starts a game with `options` (unknown names and bad values refused).
+    fn new_game(&self, options: &Options) -> Result<Setup<Self::State>, VariantError>;
+
+    /// Starts a game from an arbitrary board (analysis, tests, corpora).
+    fn setup_position(
+        &self,
+        board: &Board,
+        options: &Options,
+    ) -> Result<Setup<Self::State>, VariantError> {
+        let _ = (board, options);
+        Err(VariantError::Unsupported("setting up a position".into()))
+    }
+
+    fn encode_state(&self, state: &Self::State) -> Vec<u8>;
+
+    fn decode_state(&self, bytes: &[u8]) -> Result<Self::State, VariantError>;
+
+    /// The board everybody sees.
+    fn board(&self, state: &Self::State) -> Board;
+
+    /// Every legal play of `seat` with `dice`, each result once. When no
+    /// checker can move, the only play is the empty play, whose result is
+    /// the board as it is. This is the hot path: `out` is reused between
+    /// calls; clear it and push.
+    fn legal_plays(&self, state: &Self::State, seat: Seat, dice: Dice, out: &mut Vec<LegalPlay>);
+
+    /// Plays `play` (which must reach the same result as one of the legal
+    /// plays) and tells what happened.
+    fn apply_play(
+        &self,
+        state: &Self::State,
+        seat: Seat,
+        dice: Dice,
+        play: &Play,
+    ) -> Result<Transition<Self::State>, VariantError>;
+
+    /// What happens as soon as `seat` has rolled, before moving (tric-trac
+    /// scores here). Most variants change nothing.
+    fn after_roll(&self, state: &Self::State, seat: Seat, dice: Dice) -> Transition<Self::State> {
+        let _ = (seat, dice);
+        Transition::to(state.clone())
+    }
+
+    /// Answers a pending [`Decision`] with one of its choices.
+    fn decide(
+        &self,
+        state: &Self::State,
+        seat: Seat,
+        choice: &str,
+    ) -> Result<Transition<Self::State>, VariantError> {
+        let _ = (state, seat, choice);
+        Err(VariantError::IllegalDecision(
+            "this variant has no decisions".into(),
+        ))
+    }
+
+    /// What `loser` concedes by resigning now, judged on the position.
+    fn concede(&self, state: &Self::State, loser: Seat) -> Outcome;
+}
+
+/// Reads an option with its default, refusing values not in `allowed`.
+pub fn option_value<'a>(
+    options: &'a Options,
+    name: &str,
+    allowed: &[&'a str],
+    default: &'a str,
+) -> Result<&'a str, VariantError> {
+    match options.get(name) {
+        None => Ok(default),
+        Some(value) if allowed.contains(&value.as_str()) => Ok(value.as_str()),
+        Some(value) => Err(VariantError::InvalidOption {
+            name: name.to_string(),
+            message: format!("`{value}` is not one of {}", allowed.join(", ")),
+        }),
+    }
+}
+
+/// Refuses option names a variant does not know.
+pub fn check_option_names(options: &Options, known: &[&str]) -> Result<(), VariantError> {
+    match options.keys().find(|name| !known.contains(&name.as_str())) {
+        Some(name) => Err(VariantError::InvalidOption {
+            name: name.clone(),
+            message: format!("unknown option (known: {})", known.join(", ")),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Finds the legal play that reaches `result`.
+pub fn play_reaching<'a>(legal: &'a [LegalPlay], result: &Board) -> Option<&'a LegalPlay> {
+    legal.iter().find(|lp| lp.result == *result)
+}
+
+#[doc(hidden)]
+pub use export::private as __private;

@@ -1,0 +1,292 @@
+//! The legal-play search every variant on the standard board shares.
+//!
+//! Rules spec §1.3 (after gnubg's `GenerateMovesSub`/`SaveMoves`):
+//! enumerate every sequence of single moves the dice allow, keep those
+//! using the most dice, among them those using the largest total of die
+//! values (the "larger die" rule), and list each resulting position once.
+//! A sequence that ends the game is complete whatever dice remain, and is
+//! ranked by the dice it used like any other.
+//!
+//! A variant supplies its single-move rule through [`Steps`]; the search
+//! does the rest. Variant-specific rules that depend on the whole sequence
+//! (Caucasian's "no hit and hide") live in the variant's [`Steps::Node`],
+//! and results are merged by the board they reach, not by node.
+
+use std::hash::{Hash, Hasher};
+
+use bg_engine::{BAR, Board, Dice, LegalPlay, Move, Play};
+
+/// A variant's single-move rule, as the search sees it.
+pub trait Steps {
+    /// A position during the search: the board plus anything the variant
+    /// tracks within a turn. Copied at every step: keep it small.
+    type Node: Copy;
+    /// What identifies the board a node stands for: two plays whose final
+    /// keys are equal are one play.
+    type Key: Copy + Eq + Hash;
+
+    /// Calls `step(move, next)` for every legal single move of one die of
+    /// value `die` from `node`, moving no checker from a point above
+    /// `max_from` (25 = the bar means no limit).
+    fn for_each_step(
+        &self,
+        node: &Self::Node,
+        die: u8,
+        max_from: u8,
+        step: impl FnMut(Move, Self::Node),
+    );
+
+    /// Whether the game is over at `node` (the rest of the dice are void).
+    fn is_finished(&self, node: &Self::Node) -> bool;
+
+    fn key(&self, node: &Self::Node) -> Self::Key;
+
+    /// The board of a final position, given its key and the play that
+    /// reached it from the start (asked once per distinct result; use
+    /// whichever is cheaper).
+    fn board(&self, key: &Self::Key, play: &Play) -> Board;
+
+    /// Whether the moves of a double may be searched in non-increasing
+    /// order of their starting points, as gnubg does. True when the order
+    /// of a double's moves never changes which final positions are
+    /// reachable; a variant whose rules depend on the order returns false.
+    fn ordered_doubles(&self) -> bool {
+        true
+    }
+
+    /// Whether two moves by different checkers can always be swapped
+    /// without changing legality once both are legal from the start
+    /// (standard rules: yes). The search then skips the second order of a
+    /// non-double where it can only repeat the first.
+    fn commuting_moves(&self) -> bool {
+        true
+    }
+}
+
+/// The die values of a throw, and how many moves it gives: a double gives
+/// `moves_per_double` (four on the standard board, two in tric-trac).
+pub fn dice_values(dice: Dice, moves_per_double: usize) -> ([u8; 4], usize) {
+    if dice.is_double() {
+        ([dice.d1; 4], moves_per_double.min(4))
+    } else {
+        ([dice.d1, dice.d2, 0, 0], 2)
+    }
+}
+
+/// Fills `out` with the legal plays from `start` (spec §1.3): most dice,
+/// then largest total, merged by result. With no move possible, the only
+/// play is the empty play. Plays come in the order the search finds them.
+pub fn legal_plays<S: Steps>(
+    steps: &S,
+    start: S::Node,
+    dice: Dice,
+    moves_per_double: usize,
+    out: &mut Vec<LegalPlay>,
+) {
+    legal_plays_in(
+        &mut Buffers::default(),
+        steps,
+        start,
+        dice,
+        moves_per_double,
+        out,
+    );
+}
+
+/// Memory the search reuses between calls. A variant on the hot path keeps
+/// one per thread (a `thread_local!` of its own concrete type) and calls
+/// [`legal_plays_in`].
+pub struct Buffers<S: Steps> {
+    leaves: Vec<(S::Key, Play)>,
+    /// Open-addressing index over `leaves` by key: 0 is empty, else index + 1.
+    table: Vec<u32>,
+}
+
+impl<S: Steps> Default for Buffers<S> {
+    fn default() -> Self {
+        Buffers {
+            leaves: Vec::with_capacity(64),
+            table: vec![0; 256],
+        }
+    }
+}
+
+/// [`legal_plays`] with reused buffers.
+pub fn legal_plays_in<S: Steps>(
+    buffers: &mut Buffers<S>,
+    steps: &S,
+    start: S::Node,
+    dice: Dice,
+    moves_per_double: usize,
+    out: &mut Vec<LegalPlay>,
+) {
+    buffers.reset();
+    let mut search = Search {
+        steps,
+        best: (0, 0),
+        buffers,
+        play: Play::EMPTY,
+        skip_from: 0,
+    };
+    if dice.is_double() {
+        let (values, count) = dice_values(dice, moves_per_double);
+        search.run(&start, &values[..count], 0, steps.ordered_doubles(), BAR);
+    } else {
+        search.run(&start, &[dice.d1, dice.d2], 0, false, BAR);
+        if steps.commuting_moves() {
+            // Points from which the first die could move at the start: in
+            // the other order, a second move from one of them by another
+            // checker only repeats a play already found.
+            let mut first: u32 = 0;
+            steps.for_each_step(&start, dice.d1, BAR, |mv, _| first |= 1 << mv.from);
+            search.skip_from = first;
+        }
+        search.run(&start, &[dice.d2, dice.d1], 0, false, BAR);
+    }
+    out.clear();
+    out.extend(buffers.leaves.iter().map(|(key, play)| LegalPlay {
+        play: *play,
+        result: steps.board(key, play),
+    }));
+}
+
+struct Search<'a, S: Steps> {
+    steps: &'a S,
+    /// (dice used, total of their values) of the plays kept so far.
+    best: (usize, u32),
+    buffers: &'a mut Buffers<S>,
+    /// The sequence being explored.
+    play: Play,
+    /// In the second order of a non-double: second moves from these
+    /// points (by another checker) repeat the first order.
+    skip_from: u32,
+}
+
+impl<S: Steps> Search<'_, S> {
+    fn run(&mut self, node: &S::Node, dice: &[u8], pips: u32, ordered: bool, max_from: u8) {
+        let mut moved = false;
+        if let Some((&die, rest)) = dice.split_first()
+            && !self.steps.is_finished(node)
+        {
+            let limit = if ordered { max_from } else { BAR };
+            let steps = self.steps;
+            let repeat_mask = if self.play.len() == 1 {
+                self.skip_from
+            } else {
+                0
+            };
+            let landed = self.play.moves().first().map_or(0, |m| m.to);
+            steps.for_each_step(node, die, limit, |mv, next| {
+                moved = true;
+                if repeat_mask & (1 << mv.from) != 0 && mv.from != landed {
+                    return;
+                }
+                self.play.try_push(mv);
+                if rest.is_empty() {
+                    // The last die: a leaf without another level of search.
+                    self.leaf(&next, pips + u32::from(die));
+                } else {
+                    self.run(&next, rest, pips + u32::from(die), ordered, mv.from);
+                }
+                self.play.pop();
+            });
+        }
+        if !moved {
+            self.leaf(node, pips);
+        }
+    }
+
+    #[inline(always)]
+    fn leaf(&mut self, node: &S::Node, pips: u32) {
+        // A play that ends the game is complete whatever dice remain: it
+        // ranks by the dice it used, like any other (gnubg does the same).
+        let rank = (self.play.len(), pips);
+        if rank < self.best {
+            return;
+        }
+        let buffers = &mut *self.buffers;
+        if rank > self.best {
+            self.best = rank;
+            buffers.reset();
+        }
+        let key = self.steps.key(node);
+        let mask = buffers.table.len() - 1;
+        let mut slot = slot_of(&key, mask);
+        loop {
+            match buffers.table[slot] {
+                0 => break,
+                i if buffers.leaves[i as usize - 1].0 == key => return,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+        buffers.leaves.push((key, self.play));
+        buffers.table[slot] = buffers.leaves.len() as u32;
+        if buffers.leaves.len() * 2 > buffers.table.len() {
+            buffers.grow();
+        }
+    }
+}
+
+impl<S: Steps> Buffers<S> {
+    /// Empties the leaves and their index, touching only the slots used
+    /// (the index may have grown large for one rich position).
+    fn reset(&mut self) {
+        let mask = self.table.len() - 1;
+        for (key, _) in &self.leaves {
+            let mut slot = slot_of(key, mask);
+            while self.table[slot] != 0 {
+                self.table[slot] = 0;
+                slot = (slot + 1) & mask;
+            }
+        }
+        self.leaves.clear();
+    }
+
+    /// Doubles the index (rare: only positions with hundreds of plays).
+    fn grow(&mut self) {
+        self.table = vec![0; self.table.len() * 2];
+        let mask = self.table.len() - 1;
+        for (i, (key, _)) in self.leaves.iter().enumerate() {
+            let mut slot = slot_of(key, mask);
+            while self.table[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            self.table[slot] = i as u32 + 1;
+        }
+    }
+}
+
+fn slot_of<K: Hash>(key: &K, mask: usize) -> usize {
+    let mut hasher = MixHasher(0);
+    key.hash(&mut hasher);
+    (hasher.finish() >> 32) as usize & mask
+}
+
+/// A fast, non-cryptographic hasher for search keys (small integers or
+/// arrays of them). Keys come from the variant, not from users.
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(23) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    #[inline]
+    fn write_u128(&mut self, x: u128) {
+        self.write_u64(x as u64);
+        self.write_u64((x >> 64) as u64);
+    }
+}

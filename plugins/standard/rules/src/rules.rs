@@ -1,0 +1,231 @@
+//! The single-move rule of standard backgammon (spec §1.3 rules 1-4), in
+//! the form the shared play search wants.
+//!
+//! Legal-play generation is the hot path of the whole service, so a
+//! search node is packed into one `u128` ([`Node`]): only the mover's
+//! checkers move during a turn, and the opponent's board changes only by
+//! the blots the mover hits. Copying, comparing and hashing a node are
+//! then single integer operations.
+
+use bg_variant_api::engine::{BAR, Board, CHECKERS, Move, OFF, Play, Seat};
+use bg_variant_api::{VariantError, search::Steps};
+
+/// A position during a turn, as seen by the mover: bits `4p..4p+4` count
+/// the mover's checkers on its slot `p` (0 = off, 1..=24 points, 25 =
+/// bar); bit `104 + q - 1` says the opponent's blot on its point `q` has
+/// been hit. The opponent's starting checkers are in [`StandardSteps`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Node(pub u128);
+
+const NIBBLE: u128 = 0xF;
+const HIT_BASE: u32 = 104;
+/// Bits of the slots 7..=25: zero when every checker is home.
+const OUTSIDE_HOME: u128 = ((1u128 << (4 * 26)) - 1) & !((1u128 << (4 * 7)) - 1);
+/// Bits of the slots 1..=25: checkers not yet borne off.
+const IN_PLAY: u128 = ((1u128 << (4 * 26)) - 1) & !NIBBLE;
+
+impl Node {
+    pub fn new(me: &[u8; 26]) -> Node {
+        let mut bits = 0u128;
+        for (slot, &count) in me.iter().enumerate() {
+            bits |= u128::from(count & 0xF) << (4 * slot);
+        }
+        Node(bits)
+    }
+
+    /// Checkers of the mover on slot `p`.
+    #[inline(always)]
+    pub fn count(self, p: u8) -> u8 {
+        ((self.0 >> (4 * u32::from(p))) & NIBBLE) as u8
+    }
+
+    #[inline(always)]
+    pub fn was_hit(self, opp_point: u8) -> bool {
+        self.0 & (1u128 << (HIT_BASE + u32::from(opp_point) - 1)) != 0
+    }
+
+    /// Whether every checker of the mover still in play is home (1..=6).
+    #[inline(always)]
+    pub fn all_home(self) -> bool {
+        self.0 & OUTSIDE_HOME == 0
+    }
+
+    /// Bit `4p` set for each point `p` in 1..=24 holding a mover's checker.
+    #[inline(always)]
+    pub fn occupied(self) -> u128 {
+        const POINT_BITS: u128 = 0x0001_1111_1111_1111_1111_1111_1110;
+        let x = self.0;
+        (x | (x >> 1) | (x >> 2) | (x >> 3)) & POINT_BITS
+    }
+
+    /// The mover's highest occupied slot, 0 if none.
+    #[inline(always)]
+    pub fn highest(self) -> u8 {
+        let bits = self.0 & IN_PLAY;
+        if bits == 0 {
+            return 0;
+        }
+        ((127 - bits.leading_zeros()) / 4) as u8
+    }
+}
+
+/// Standard rules for one mover, for [`bg_variant_api::search::legal_plays`].
+pub struct StandardSteps {
+    pub seat: Seat,
+    /// The board when the turn began.
+    pub start: Board,
+    /// The opponent's checkers when the turn began, in its own numbering.
+    pub opp: [u8; 26],
+}
+
+impl StandardSteps {
+    /// The rules for `seat` moving on `board`, and the starting node.
+    pub fn new(board: &Board, seat: Seat) -> (StandardSteps, Node) {
+        let steps = StandardSteps {
+            seat,
+            start: *board,
+            opp: board.checkers[seat.other().index()],
+        };
+        (steps, Node::new(&board.checkers[seat.index()]))
+    }
+
+    /// Whether the mover may land on its point `to` (1..=24): it is not
+    /// held by two or more enemy checkers (rule 2).
+    #[inline(always)]
+    pub fn is_open(&self, to: u8) -> bool {
+        self.opp[usize::from(25 - to)] < 2
+    }
+
+    /// The node after moving one checker `from` → `to`, hitting a blot.
+    #[inline(always)]
+    pub fn moved(&self, node: Node, from: u8, to: u8) -> Node {
+        let mut bits = node.0 - (1u128 << (4 * u32::from(from))) + (1u128 << (4 * u32::from(to)));
+        if to != OFF {
+            let q = 25 - to;
+            if self.opp[usize::from(q)] == 1 {
+                bits |= 1u128 << (HIT_BASE + u32::from(q) - 1);
+            }
+        }
+        Node(bits)
+    }
+
+    /// Whether moving to `to` hits a blot.
+    #[inline(always)]
+    pub fn hits(&self, node: Node, to: u8) -> bool {
+        to != OFF && self.opp[usize::from(25 - to)] == 1 && !node.was_hit(25 - to)
+    }
+
+    /// Calls `step` for every legal single move of `die` (spec §1.3 rules
+    /// 1-3) from points at or below `max_from`.
+    #[inline(always)]
+    pub fn for_each_move(&self, node: Node, die: u8, max_from: u8, mut step: impl FnMut(Move)) {
+        // Rule 1: bar first.
+        if node.count(BAR) > 0 {
+            if max_from >= BAR && self.is_open(BAR - die) {
+                step(Move::new(BAR, BAR - die));
+            }
+            return;
+        }
+        let home = node.all_home();
+        let highest = node.highest();
+        // One bit (at 4p) per occupied point p in 1..=max_from, visited
+        // from the highest down.
+        let mut occupied = node.occupied() & ((1u128 << (4 * u32::from(max_from.min(24)) + 4)) - 1);
+        while occupied != 0 {
+            let bit = 127 - occupied.leading_zeros();
+            occupied ^= 1u128 << bit;
+            let from = (bit / 4) as u8;
+            if from > die {
+                // Rule 2: the destination is not held by two or more.
+                if self.is_open(from - die) {
+                    step(Move::new(from, from - die));
+                }
+            } else if home && (from == die || from == highest) {
+                // Rule 3: exact, or a larger die from the rearmost checker.
+                step(Move::new(from, OFF));
+            }
+        }
+    }
+
+    /// The board after `play` from the board the turn began with.
+    #[inline]
+    pub fn board_after(&self, play: &Play) -> Board {
+        let mut board = self.start;
+        for &mv in play.moves() {
+            move_checker(&mut board, self.seat, mv);
+        }
+        board
+    }
+}
+
+/// Moves one checker of `seat`, sending a blot where it lands to the bar.
+#[inline(always)]
+fn move_checker(board: &mut Board, seat: Seat, mv: Move) {
+    let (me, opp) = (seat.index(), seat.other().index());
+    board.checkers[me][usize::from(mv.from)] -= 1;
+    board.checkers[me][usize::from(mv.to)] += 1;
+    if mv.to != OFF {
+        let target = usize::from(25 - mv.to);
+        if board.checkers[opp][target] == 1 {
+            board.checkers[opp][target] = 0;
+            board.checkers[opp][usize::from(BAR)] += 1;
+        }
+    }
+}
+
+impl Steps for StandardSteps {
+    type Node = Node;
+    type Key = Node;
+
+    #[inline(always)]
+    fn for_each_step(&self, node: &Node, die: u8, max_from: u8, mut step: impl FnMut(Move, Node)) {
+        let node = *node;
+        self.for_each_move(node, die, max_from, |mv| {
+            step(mv, self.moved(node, mv.from, mv.to))
+        });
+    }
+
+    #[inline(always)]
+    fn is_finished(&self, node: &Node) -> bool {
+        node.count(OFF) == CHECKERS
+    }
+
+    #[inline(always)]
+    fn key(&self, node: &Node) -> Node {
+        *node
+    }
+
+    fn board(&self, _key: &Node, play: &Play) -> Board {
+        self.board_after(play)
+    }
+}
+
+/// Applies a play as written by a player, move by move, each from→to
+/// moving one checker and hitting a blot where it lands (a move spanning
+/// both dice hits nothing on the way: write each hit, `24/18*/13`). Only
+/// checks that each move is physically possible; whether the result is
+/// legal is decided by comparing it with the legal plays.
+pub fn apply_moves(board: &Board, seat: Seat, play: &Play) -> Result<Board, VariantError> {
+    let (me, opp) = (seat.index(), seat.other().index());
+    let mut board = *board;
+    for &mv in play.moves() {
+        if mv.from > BAR || mv.from <= mv.to || mv.to > 24 {
+            return Err(VariantError::IllegalPlay(format!(
+                "{mv} does not move forward"
+            )));
+        }
+        if board.checkers[me][usize::from(mv.from)] == 0 {
+            return Err(VariantError::IllegalPlay(format!(
+                "{mv}: no checker to move"
+            )));
+        }
+        if mv.to != OFF && board.checkers[opp][usize::from(25 - mv.to)] >= 2 {
+            return Err(VariantError::IllegalPlay(format!(
+                "{mv}: point {} is blocked",
+                mv.to
+            )));
+        }
+        move_checker(&mut board, seat, mv);
+    }
+    Ok(board)
+}

@@ -1,0 +1,229 @@
+//! The plugin host against real plugin files: the standard plugin, a
+//! plugin built for another ABI, a plugin that panics or lies on request,
+//! files that are not plugins, and a duplicate.
+
+use std::path::PathBuf;
+
+use bg_engine::{Dice, Seat};
+use bg_plugin_host::{PluginError, PluginHost};
+use bg_tests::{copy_plugin, library_file_name, plugin_dir, plugin_file};
+use bg_variant_api::{Capabilities, Options};
+
+fn faulty(fault: &str) -> Options {
+    Options::from([("fault".to_string(), fault.to_string())])
+}
+
+#[test]
+fn the_standard_plugin_loads_from_its_file_and_describes_itself() {
+    let dir = plugin_dir(&[("bg_standard", "standard.so")]);
+    let host = PluginHost::new(dir.path());
+    let report = host.scan().unwrap();
+    assert_eq!(report.loaded.len(), 1, "{:?}", report.skipped);
+    let plugin = host.get("standard").unwrap();
+    assert_eq!(plugin.version(), env!("CARGO_PKG_VERSION"));
+    assert!(plugin.capabilities().contains(Capabilities::CUBE));
+    assert!(plugin.capabilities().contains(Capabilities::STANDARD_BOARD));
+    let setup_option = &plugin.info().options[0];
+    assert_eq!(setup_option.name, "setup");
+    assert_eq!(setup_option.allowed_values, ["standard", "nackgammon"]);
+}
+
+#[test]
+fn a_plugin_built_for_another_abi_major_is_refused_naming_both_versions() {
+    let dir = plugin_dir(&[
+        ("bg_test_bad_abi", "future.so"),
+        ("bg_standard", "standard.so"),
+    ]);
+    let host = PluginHost::new(dir.path());
+    let report = host.scan().unwrap();
+    assert_eq!(report.loaded.len(), 1);
+    let [skipped] = &report.skipped[..] else {
+        panic!("{:?}", report.skipped)
+    };
+    assert!(skipped.path.ends_with("future.so"));
+    let plugin_abi = format!("{}.3", bg_variant_api::abi::ABI_MAJOR + 1);
+    let host_abi = format!(
+        "{}.{}",
+        bg_variant_api::abi::ABI_MAJOR,
+        bg_variant_api::abi::ABI_MINOR
+    );
+    assert!(
+        skipped
+            .reason
+            .contains(&format!("plugin ABI version {plugin_abi}"))
+            && skipped
+                .reason
+                .contains(&format!("host (ABI version {host_abi})")),
+        "{}",
+        skipped.reason
+    );
+}
+
+#[test]
+fn a_panicking_plugin_returns_an_error_and_the_host_keeps_working() {
+    let dir = plugin_dir(&[
+        ("bg_test_faulty", "faulty.so"),
+        ("bg_standard", "standard.so"),
+    ]);
+    let host = PluginHost::new(dir.path());
+    host.scan().unwrap();
+    let faulty_plugin = host.get("faulty").unwrap();
+    let dice = Dice::new(3, 1).unwrap();
+    let mut plays = Vec::new();
+
+    let game = faulty_plugin.new_game(&faulty("panic")).unwrap();
+    for _ in 0..3 {
+        let error = faulty_plugin
+            .legal_plays(&game.state, Seat::White, dice, &mut plays)
+            .unwrap_err();
+        assert!(
+            matches!(&error, PluginError::Fault { variant, message } if variant == "faulty" && message.contains("panics on purpose")),
+            "{error:?}"
+        );
+        assert_eq!(error.reason(), "VARIANT_FAULT");
+    }
+    let error = faulty_plugin
+        .apply_play(&game.state, Seat::White, dice, &"8/5 6/5".parse().unwrap())
+        .unwrap_err();
+    assert!(matches!(error, PluginError::Fault { .. }));
+    assert_eq!(faulty_plugin.faults(), 4);
+
+    // The same plugin's other games, and every other plugin, go on.
+    let sound = faulty_plugin.new_game(&faulty("none")).unwrap();
+    faulty_plugin
+        .legal_plays(&sound.state, Seat::White, dice, &mut plays)
+        .unwrap();
+    assert_eq!(plays.len(), 16);
+    let standard = host.get("standard").unwrap();
+    let game = standard.new_game(&Options::new()).unwrap();
+    standard
+        .legal_plays(&game.state, Seat::White, dice, &mut plays)
+        .unwrap();
+    assert_eq!(plays.len(), 16);
+    assert_eq!(standard.faults(), 0);
+}
+
+#[test]
+fn a_plugin_breaking_an_invariant_gets_a_fault_not_a_corrupt_game() {
+    let dir = plugin_dir(&[("bg_test_faulty", "faulty.so")]);
+    let host = PluginHost::new(dir.path());
+    host.scan().unwrap();
+    let plugin = host.get("faulty").unwrap();
+    let dice = Dice::new(3, 1).unwrap();
+    let mut plays = Vec::new();
+
+    // A 16th checker in every result.
+    let game = plugin.new_game(&faulty("extra_checker")).unwrap();
+    let error = plugin
+        .legal_plays(&game.state, Seat::White, dice, &mut plays)
+        .unwrap_err();
+    assert!(
+        matches!(&error, PluginError::Fault { message, .. } if message.contains("16 checkers")),
+        "{error:?}"
+    );
+
+    // A play accepted whose result is not among the legal plays.
+    let game = plugin.new_game(&faulty("accept_anything")).unwrap();
+    let error = plugin
+        .apply_play(&game.state, Seat::White, dice, &"8/5 6/5".parse().unwrap())
+        .unwrap_err();
+    assert!(
+        matches!(&error, PluginError::Fault { message, .. } if message.contains("not one of its legal plays")),
+        "{error:?}"
+    );
+}
+
+/// A real shared library that is not a plugin: the C maths library.
+fn foreign_library() -> PathBuf {
+    let candidates = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib/aarch64-linux-gnu/libm.so.6",
+        "/usr/lib/aarch64-linux-gnu/libm.so.6",
+        "/lib64/libm.so.6",
+        "/usr/lib64/libm.so.6",
+    ];
+    candidates
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .expect("libm.so.6 on this machine")
+}
+
+#[test]
+fn files_that_are_not_plugins_are_skipped_with_a_reason() {
+    let dir = plugin_dir(&[("bg_standard", "standard.so")]);
+    std::fs::write(dir.path().join("README.txt"), "not a plugin").unwrap();
+    std::fs::write(dir.path().join("garbage.so"), b"\x7fELF but not really").unwrap();
+    std::fs::copy(foreign_library(), dir.path().join("libm.so")).unwrap();
+    std::fs::create_dir(dir.path().join("subfolder.so")).unwrap();
+
+    let host = PluginHost::new(dir.path());
+    let report = host.scan().unwrap();
+    assert_eq!(report.loaded.len(), 1);
+    let reason = |file: &str| {
+        report
+            .skipped
+            .iter()
+            .find(|s| s.path.ends_with(file))
+            .map(|s| s.reason.clone())
+            .unwrap_or_else(|| panic!("{file} not reported: {:?}", report.skipped))
+    };
+    assert!(reason("README.txt").contains("not a shared library"));
+    assert!(reason("garbage.so").contains("not a loadable library"));
+    assert!(reason("libm.so").contains("no `bg_variant_entry` symbol"));
+    assert_eq!(
+        report.skipped.len(),
+        3,
+        "folders are not files: {:?}",
+        report.skipped
+    );
+    assert_eq!(host.plugins().len(), 1);
+}
+
+#[test]
+fn a_second_plugin_with_the_same_name_is_refused() {
+    let dir = plugin_dir(&[
+        ("bg_standard", "a-standard.so"),
+        ("bg_standard", "b-standard.so"),
+    ]);
+    let host = PluginHost::new(dir.path());
+    let report = host.scan().unwrap();
+    assert_eq!(report.loaded.len(), 1);
+    assert!(report.loaded[0].path().ends_with("a-standard.so"));
+    let [skipped] = &report.skipped[..] else {
+        panic!("{:?}", report.skipped)
+    };
+    assert!(skipped.path.ends_with("b-standard.so"));
+    assert!(
+        skipped
+            .reason
+            .contains("variant `standard` is already loaded from")
+            && skipped.reason.contains("a-standard.so"),
+        "{}",
+        skipped.reason
+    );
+}
+
+#[test]
+fn scanning_again_loads_only_new_files() {
+    let dir = plugin_dir(&[("bg_standard", "standard.so")]);
+    let host = PluginHost::new(dir.path());
+    assert_eq!(host.scan().unwrap().loaded.len(), 1);
+    assert_eq!(host.scan().unwrap().loaded.len(), 0);
+    copy_plugin(
+        "bg_test_faulty",
+        &dir.path().join(library_file_name("bg_test_faulty")),
+    );
+    let report = host.scan().unwrap();
+    assert_eq!(report.loaded.len(), 1);
+    assert_eq!(report.loaded[0].name(), "faulty");
+    assert_eq!(host.plugins().len(), 2);
+    assert!(plugin_file("bg_standard").is_file());
+}
+
+#[test]
+fn a_missing_plugin_folder_is_an_error() {
+    let host = PluginHost::new("/nonexistent/plugins");
+    assert!(host.scan().is_err());
+}

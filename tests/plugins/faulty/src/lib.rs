@@ -1,0 +1,155 @@
+//! A test plugin: standard backgammon that misbehaves on request, so the
+//! host's guards can be tested against a real library. Option `fault`:
+//! - `none`: behaves;
+//! - `panic`: `legal_plays` and `apply_play` panic;
+//! - `extra_checker`: every legal play's result has a 16th checker;
+//! - `accept_anything`: `apply_play` accepts any play and returns a board
+//!   that is not among the legal results.
+//!
+//! The fault is stored in the game state, so it follows the game.
+
+use bg_standard_rules::{Standard, StandardState};
+use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
+use bg_variant_api::{
+    Capabilities, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
+    VariantInfo, option_value,
+};
+
+#[derive(Default)]
+pub struct Faulty;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    None = 0,
+    Panic = 1,
+    ExtraChecker = 2,
+    AcceptAnything = 3,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct FaultyState {
+    inner: StandardState,
+    fault: Fault,
+}
+
+const FAULTS: [&str; 4] = ["none", "panic", "extra_checker", "accept_anything"];
+
+impl Variant for Faulty {
+    type State = FaultyState;
+
+    fn info(&self) -> VariantInfo {
+        VariantInfo {
+            name: "faulty".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            description: "Test plugin: standard rules that fail on request.".into(),
+            options: vec![OptionSpec {
+                name: "fault".into(),
+                description: "How to misbehave.".into(),
+                allowed_values: FAULTS.iter().map(|s| s.to_string()).collect(),
+                default_value: "none".into(),
+            }],
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Standard.capabilities()
+    }
+
+    fn new_game(&self, options: &Options) -> Result<Setup<FaultyState>, VariantError> {
+        let fault = match option_value(options, "fault", &FAULTS, "none")? {
+            "panic" => Fault::Panic,
+            "extra_checker" => Fault::ExtraChecker,
+            "accept_anything" => Fault::AcceptAnything,
+            _ => Fault::None,
+        };
+        let setup = Standard.new_game(&Options::new())?;
+        Ok(Setup {
+            state: FaultyState {
+                inner: setup.state,
+                fault,
+            },
+            opening: setup.opening,
+            cube: setup.cube,
+        })
+    }
+
+    fn encode_state(&self, state: &FaultyState) -> Vec<u8> {
+        let mut bytes = Standard.encode_state(&state.inner);
+        bytes.push(state.fault as u8);
+        bytes
+    }
+
+    fn decode_state(&self, bytes: &[u8]) -> Result<FaultyState, VariantError> {
+        let (&fault, inner) = bytes
+            .split_last()
+            .ok_or_else(|| VariantError::InvalidInput("empty state".into()))?;
+        let fault = match fault {
+            1 => Fault::Panic,
+            2 => Fault::ExtraChecker,
+            3 => Fault::AcceptAnything,
+            _ => Fault::None,
+        };
+        Ok(FaultyState {
+            inner: Standard.decode_state(inner)?,
+            fault,
+        })
+    }
+
+    fn board(&self, state: &FaultyState) -> Board {
+        state.inner.board
+    }
+
+    fn legal_plays(&self, state: &FaultyState, seat: Seat, dice: Dice, out: &mut Vec<LegalPlay>) {
+        if state.fault == Fault::Panic {
+            panic!("faulty plugin: legal_plays panics on purpose");
+        }
+        Standard.legal_plays(&state.inner, seat, dice, out);
+        if state.fault == Fault::ExtraChecker {
+            for lp in out.iter_mut() {
+                lp.result.checkers[seat.index()][1] += 1;
+            }
+        }
+    }
+
+    fn apply_play(
+        &self,
+        state: &FaultyState,
+        seat: Seat,
+        dice: Dice,
+        play: &Play,
+    ) -> Result<Transition<FaultyState>, VariantError> {
+        match state.fault {
+            Fault::Panic => panic!("faulty plugin: apply_play panics on purpose"),
+            Fault::AcceptAnything => {
+                // Swap two checkers' places: 15 a side still, but not a legal result.
+                let mut inner = state.inner;
+                let me = &mut inner.board.checkers[seat.index()];
+                let from = (1..=24).find(|&p| me[p] > 0).unwrap_or(1);
+                me[from] -= 1;
+                me[0] += 1;
+                Ok(Transition::to(FaultyState {
+                    inner,
+                    fault: state.fault,
+                }))
+            }
+            _ => {
+                let t = Standard.apply_play(&state.inner, seat, dice, play)?;
+                Ok(Transition {
+                    state: FaultyState {
+                        inner: t.state,
+                        fault: state.fault,
+                    },
+                    events: t.events,
+                    outcome: t.outcome,
+                    decision: t.decision,
+                })
+            }
+        }
+    }
+
+    fn concede(&self, state: &FaultyState, loser: Seat) -> Outcome {
+        Standard.concede(&state.inner, loser)
+    }
+}
+
+bg_variant_api::export_variant!(Faulty);

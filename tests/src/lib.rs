@@ -1,0 +1,121 @@
+//! Helpers shared by the end-to-end tests: where the real plugin files
+//! are, temporary plugin folders, the corpus, and positions written the
+//! way the rules spec writes them.
+//!
+//! The plugin crates are dependencies of this package only so that cargo
+//! builds their plugin files (`lib<name>.so`) next to the test binaries;
+//! no test links them. Tests load them through the plugin host, as the
+//! server does.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bg_engine::{BAR, Board, Play};
+use bg_plugin_host::{Plugin, PluginHost};
+
+/// The file name of a plugin library on this platform (`bg_standard` →
+/// `libbg_standard.so`).
+pub fn library_file_name(lib: &str) -> String {
+    format!(
+        "{}{lib}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// A plugin file built by cargo for this test run.
+pub fn plugin_file(lib: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // Test binaries live in target/<profile>/deps, next to the plugin
+    // files cargo builds for this package's dependencies; binaries of
+    // other packages' tests too.
+    let name = library_file_name(lib);
+    let deps = exe.parent().expect("binary folder");
+    for dir in [
+        deps.to_path_buf(),
+        deps.join("deps"),
+        deps.join("..").join("deps"),
+    ] {
+        let path = dir.join(&name);
+        if path.is_file() {
+            return path;
+        }
+    }
+    panic!(
+        "{name} not found next to {}: run the tests with `cargo test --workspace`, which builds the plugins",
+        exe.display()
+    );
+}
+
+/// A fresh temporary folder holding copies of the given plugins, each as
+/// `(library name, file name in the folder)`.
+pub fn plugin_dir(plugins: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    for (lib, file) in plugins {
+        copy_plugin(lib, &dir.path().join(file));
+    }
+    dir
+}
+
+/// Copies a plugin file the way operators should: to a temporary name in
+/// the same folder, then renamed into place, so a scan never sees half a
+/// file.
+pub fn copy_plugin(lib: &str, to: &Path) {
+    let tmp = to.with_extension("partial");
+    std::fs::copy(plugin_file(lib), &tmp).expect("copy plugin");
+    std::fs::rename(&tmp, to).expect("rename plugin into place");
+}
+
+/// The standard plugin, loaded through the plugin host from its file.
+pub fn standard() -> Arc<Plugin> {
+    static LOADED: std::sync::OnceLock<(PluginHost, tempfile::TempDir)> =
+        std::sync::OnceLock::new();
+    let (host, _dir) = LOADED.get_or_init(|| {
+        let dir = plugin_dir(&[("bg_standard", &library_file_name("bg_standard"))]);
+        let host = PluginHost::new(dir.path());
+        let report = host.scan().expect("scan plugin folder");
+        assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+        (host, dir)
+    });
+    host.get("standard").expect("standard plugin loaded")
+}
+
+/// The gnubg corpus copied into the project (see `tests/data/README.md`).
+pub fn corpus_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/standard-legal-plays.txt")
+}
+
+/// A position as the rules spec writes it: the player to move (X, here
+/// white) and the opponent (O, black), both in X's numbering, as
+/// `(point, count)`; `BAR` for X's bar. Checkers not placed are off.
+pub fn spec_position(x: &[(u8, u8)], o_in_x_numbering: &[(u8, u8)]) -> Board {
+    let o: Vec<(u8, u8)> = o_in_x_numbering
+        .iter()
+        .map(|&(p, n)| if p == BAR { (BAR, n) } else { (25 - p, n) })
+        .collect();
+    let board = Board::from_points(x, &o);
+    board.validate().expect("spec position is a valid board");
+    board
+}
+
+/// The board after white plays `play` (written in notation) on `board`,
+/// computed here independently of any plugin: each move takes one checker
+/// from→to and sends a lone black checker where it lands to the bar.
+pub fn after_white_plays(board: &Board, play: &str) -> Board {
+    let play: Play = play.parse().expect("play notation");
+    let mut board = *board;
+    for m in play.moves() {
+        let (from, to) = (usize::from(m.from), usize::from(m.to));
+        assert!(
+            board.checkers[0][from] > 0,
+            "{play}: no white checker on {from}"
+        );
+        board.checkers[0][from] -= 1;
+        board.checkers[0][to] += 1;
+        if to != 0 && board.checkers[1][25 - to] == 1 {
+            board.checkers[1][25 - to] = 0;
+            board.checkers[1][usize::from(BAR)] += 1;
+        }
+    }
+    board
+}
