@@ -195,44 +195,47 @@ impl Board {
         const LOW_NIBBLES: u64 = 0x0F0F_0F0F_0F0F_0F0F;
         const SEVEN_F: u64 = 0x7F7F_7F7F_7F7F_7F7F;
         const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-        let word = |side: &[u8; 26], at: usize| {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(&side[at..at + 8]);
-            u64::from_le_bytes(bytes)
-        };
+        #[inline(always)]
+        fn word(side: &[u8; 26], at: usize) -> u64 {
+            u64::from_le_bytes(side[at..at + 8].try_into().expect("8 bytes"))
+        }
         // Sum of the eight bytes of a word whose bytes are all <= 15.
-        let byte_sum = |x: u64| (x.wrapping_mul(0x0101_0101_0101_0101) >> 56) as u32;
+        #[inline(always)]
+        fn byte_sum(x: u64) -> u64 {
+            x.wrapping_mul(0x0101_0101_0101_0101) >> 56
+        }
         // High bit set in each nonzero byte (bytes <= 15).
-        let nonzero = |x: u64| x.wrapping_add(SEVEN_F) & HIGH_BITS;
+        #[inline(always)]
+        fn nonzero(x: u64) -> u64 {
+            x.wrapping_add(SEVEN_F) & HIGH_BITS
+        }
         let (white, black) = (&self.checkers[0], &self.checkers[1]);
-        // Slots 0..8, 8..16, 16..24 and 18..26 (the last word overlaps).
-        let w = [
+        // Slots 0..8, 8..16, 16..24, and 24..26 as the top of 18..26.
+        let (w0, w8, w16, w18) = (
             word(white, 0),
             word(white, 8),
             word(white, 16),
             word(white, 18),
-        ];
-        let b = [
+        );
+        let (b0, b8, b16, b18) = (
             word(black, 0),
             word(black, 8),
             word(black, 16),
             word(black, 18),
-        ];
-        if w.iter().chain(&b).any(|x| x & !LOW_NIBBLES != 0) {
+        );
+        if (w0 | w8 | w16 | w18 | b0 | b8 | b16 | b18) & !LOW_NIBBLES != 0 {
             return false;
         }
-        let total =
-            |x: &[u64; 4]| byte_sum(x[0]) + byte_sum(x[1]) + byte_sum(x[2]) + byte_sum(x[3] >> 48);
-        if total(&w) != u32::from(CHECKERS) || total(&b) != u32::from(CHECKERS) {
-            return false;
-        }
+        let white_total = byte_sum(w0) + byte_sum(w8) + byte_sum(w16) + byte_sum(w18 >> 48);
+        let black_total = byte_sum(b0) + byte_sum(b8) + byte_sum(b16) + byte_sum(b18 >> 48);
         // White's points 1..=24 against black's 24..=1: points 1..8 of one
         // side face points 17..24 of the other, byte order reversed.
         let (w1, w9, w17) = (word(white, 1), word(white, 9), word(white, 17));
         let (b1, b9, b17) = (word(black, 1), word(black, 9), word(black, 17));
-        nonzero(w1) & nonzero(b17.swap_bytes()) == 0
-            && nonzero(w9) & nonzero(b9.swap_bytes()) == 0
-            && nonzero(w17) & nonzero(b1.swap_bytes()) == 0
+        let shared = (nonzero(w1) & nonzero(b17.swap_bytes()))
+            | (nonzero(w9) & nonzero(b9.swap_bytes()))
+            | (nonzero(w17) & nonzero(b1.swap_bytes()));
+        white_total == u64::from(CHECKERS) && black_total == u64::from(CHECKERS) && shared == 0
     }
 
     /// The slow path of [`validate`](Self::validate): finds what is wrong.

@@ -323,7 +323,7 @@ impl<V: Variant> Shims<V> {
 /// Exports a [`Variant`] as a plugin: generates the C entry point the host
 /// looks up. Use once, in the plugin crate's root.
 ///
-/// ```ignore
+/// ```text
 /// #[derive(Default)]
 /// pub struct MyVariant;
 /// impl bg_variant_api::Variant for MyVariant { /* ... */ }

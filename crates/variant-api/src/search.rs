@@ -14,7 +14,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use bg_engine::{BAR, Board, Dice, LegalPlay, Move, Play};
+use bg_engine::{Board, Dice, LegalPlay, Move, Play};
 
 /// A variant's single-move rule, as the search sees it.
 pub trait Steps {
@@ -26,13 +26,14 @@ pub trait Steps {
     type Key: Copy + Eq + Hash;
 
     /// Calls `step(move, next)` for every legal single move of one die of
-    /// value `die` from `node`, moving no checker from a point above
-    /// `max_from` (25 = the bar means no limit).
+    /// value `die` from `node` whose starting point is in `froms` (bit `p`
+    /// for point `p`, bit 25 for the bar; [`ALL_POINTS`] means no limit).
+    /// Visit higher starting points first.
     fn for_each_step(
         &self,
         node: &Self::Node,
         die: u8,
-        max_from: u8,
+        froms: u32,
         step: impl FnMut(Move, Self::Node),
     );
 
@@ -61,6 +62,15 @@ pub trait Steps {
     fn commuting_moves(&self) -> bool {
         true
     }
+}
+
+/// A `froms` mask allowing every starting point and the bar.
+pub const ALL_POINTS: u32 = (1 << 26) - 2;
+
+/// The starting points at or below `point`.
+#[inline(always)]
+pub fn points_up_to(point: u8) -> u32 {
+    ALL_POINTS & ((2u32 << point) - 1)
 }
 
 /// The die values of a throw, and how many moves it gives: a double gives
@@ -130,18 +140,24 @@ pub fn legal_plays_in<S: Steps>(
     };
     if dice.is_double() {
         let (values, count) = dice_values(dice, moves_per_double);
-        search.run(&start, &values[..count], 0, steps.ordered_doubles(), BAR);
+        search.run(
+            &start,
+            &values[..count],
+            0,
+            steps.ordered_doubles(),
+            ALL_POINTS,
+        );
     } else {
-        search.run(&start, &[dice.d1, dice.d2], 0, false, BAR);
+        search.run(&start, &[dice.d1, dice.d2], 0, false, ALL_POINTS);
         if steps.commuting_moves() {
             // Points from which the first die could move at the start: in
             // the other order, a second move from one of them by another
             // checker only repeats a play already found.
             let mut first: u32 = 0;
-            steps.for_each_step(&start, dice.d1, BAR, |mv, _| first |= 1 << mv.from);
+            steps.for_each_step(&start, dice.d1, ALL_POINTS, |mv, _| first |= 1 << mv.from);
             search.skip_from = first;
         }
-        search.run(&start, &[dice.d2, dice.d1], 0, false, BAR);
+        search.run(&start, &[dice.d2, dice.d1], 0, false, ALL_POINTS);
     }
     out.clear();
     out.extend(buffers.leaves.iter().map(|(key, play)| LegalPlay {
@@ -163,30 +179,37 @@ struct Search<'a, S: Steps> {
 }
 
 impl<S: Steps> Search<'_, S> {
-    fn run(&mut self, node: &S::Node, dice: &[u8], pips: u32, ordered: bool, max_from: u8) {
+    /// Explores every continuation of the current sequence from `node`
+    /// with the dice left; `froms` limits the next move's starting point.
+    fn run(&mut self, node: &S::Node, dice: &[u8], pips: u32, ordered: bool, froms: u32) {
         let mut moved = false;
         if let Some((&die, rest)) = dice.split_first()
             && !self.steps.is_finished(node)
         {
-            let limit = if ordered { max_from } else { BAR };
             let steps = self.steps;
-            let repeat_mask = if self.play.len() == 1 {
-                self.skip_from
-            } else {
-                0
-            };
-            let landed = self.play.moves().first().map_or(0, |m| m.to);
-            steps.for_each_step(node, die, limit, |mv, next| {
+            let mut froms = froms;
+            if self.play.len() == 1 && self.skip_from != 0 {
+                // Second order of a non-double: only the checker that just
+                // moved, or a move that was not possible at the start, can
+                // give a play the first order did not. (If a move is left
+                // out here, the first order found a play with both dice, so
+                // the one-die leaf below is outranked anyway.)
+                let landed = self.play.moves()[0].to;
+                froms &= !self.skip_from | (1 << landed);
+            }
+            steps.for_each_step(node, die, froms, |mv, next| {
                 moved = true;
-                if repeat_mask & (1 << mv.from) != 0 && mv.from != landed {
-                    return;
-                }
                 self.play.try_push(mv);
                 if rest.is_empty() {
                     // The last die: a leaf without another level of search.
                     self.leaf(&next, pips + u32::from(die));
                 } else {
-                    self.run(&next, rest, pips + u32::from(die), ordered, mv.from);
+                    let next_froms = if ordered {
+                        points_up_to(mv.from)
+                    } else {
+                        ALL_POINTS
+                    };
+                    self.run(&next, rest, pips + u32::from(die), ordered, next_froms);
                 }
                 self.play.pop();
             });

@@ -18,6 +18,27 @@ use bg_variant_api::{VariantError, search::Steps};
 pub struct Node(pub u128);
 
 const NIBBLE: u128 = 0xF;
+/// `ONE[p]`: one checker on slot `p`. Tables, because variable 128-bit
+/// shifts cost several instructions and this is the innermost loop.
+const ONE: [u128; 26] = {
+    let mut table = [0u128; 26];
+    let mut p = 0;
+    while p < 26 {
+        table[p] = 1 << (4 * p);
+        p += 1;
+    }
+    table
+};
+/// `HIT[q]`: the opponent's blot on its point `q` (1..=24) was hit.
+const HIT: [u128; 25] = {
+    let mut table = [0u128; 25];
+    let mut q = 1;
+    while q < 25 {
+        table[q] = 1 << (104 + q - 1);
+        q += 1;
+    }
+    table
+};
 const HIT_BASE: u32 = 104;
 /// Bits of the slots 7..=25: zero when every checker is home.
 const OUTSIDE_HOME: u128 = ((1u128 << (4 * 26)) - 1) & !((1u128 << (4 * 7)) - 1);
@@ -99,11 +120,11 @@ impl StandardSteps {
     /// The node after moving one checker `from` → `to`, hitting a blot.
     #[inline(always)]
     pub fn moved(&self, node: Node, from: u8, to: u8) -> Node {
-        let mut bits = node.0 - (1u128 << (4 * u32::from(from))) + (1u128 << (4 * u32::from(to)));
+        let mut bits = node.0 - ONE[usize::from(from)] + ONE[usize::from(to)];
         if to != OFF {
-            let q = 25 - to;
-            if self.opp[usize::from(q)] == 1 {
-                bits |= 1u128 << (HIT_BASE + u32::from(q) - 1);
+            let q = usize::from(25 - to);
+            if self.opp[q] == 1 {
+                bits |= HIT[q];
             }
         }
         Node(bits)
@@ -116,33 +137,40 @@ impl StandardSteps {
     }
 
     /// Calls `step` for every legal single move of `die` (spec §1.3 rules
-    /// 1-3) from points at or below `max_from`.
+    /// 1-3) from a starting point in `froms` (see [`Steps::for_each_step`]),
+    /// highest first.
     #[inline(always)]
-    pub fn for_each_move(&self, node: Node, die: u8, max_from: u8, mut step: impl FnMut(Move)) {
+    pub fn for_each_move(&self, node: Node, die: u8, froms: u32, mut step: impl FnMut(Move)) {
         // Rule 1: bar first.
         if node.count(BAR) > 0 {
-            if max_from >= BAR && self.is_open(BAR - die) {
+            if froms & (1 << BAR) != 0 && self.is_open(BAR - die) {
                 step(Move::new(BAR, BAR - die));
             }
             return;
         }
         let home = node.all_home();
         let highest = node.highest();
-        // One bit (at 4p) per occupied point p in 1..=max_from, visited
-        // from the highest down.
-        let mut occupied = node.occupied() & ((1u128 << (4 * u32::from(max_from.min(24)) + 4)) - 1);
-        while occupied != 0 {
-            let bit = 127 - occupied.leading_zeros();
-            occupied ^= 1u128 << bit;
-            let from = (bit / 4) as u8;
-            if from > die {
-                // Rule 2: the destination is not held by two or more.
-                if self.is_open(from - die) {
-                    step(Move::new(from, from - die));
+        let occupied = node.occupied();
+        // Points 16..=24 from the high word, then 1..=15 from the low one:
+        // 64-bit scans are cheaper than 128-bit ones.
+        for (word, base) in [((occupied >> 64) as u64, 16u8), (occupied as u64, 0)] {
+            let mut bits = word;
+            while bits != 0 {
+                let bit = 63 - bits.leading_zeros();
+                bits ^= 1 << bit;
+                let from = base + (bit / 4) as u8;
+                if froms & (1 << from) == 0 {
+                    continue;
                 }
-            } else if home && (from == die || from == highest) {
-                // Rule 3: exact, or a larger die from the rearmost checker.
-                step(Move::new(from, OFF));
+                if from > die {
+                    // Rule 2: the destination is not held by two or more.
+                    if self.is_open(from - die) {
+                        step(Move::new(from, from - die));
+                    }
+                } else if home && (from == die || from == highest) {
+                    // Rule 3: exact, or a larger die from the rearmost checker.
+                    step(Move::new(from, OFF));
+                }
             }
         }
     }
@@ -178,9 +206,9 @@ impl Steps for StandardSteps {
     type Key = Node;
 
     #[inline(always)]
-    fn for_each_step(&self, node: &Node, die: u8, max_from: u8, mut step: impl FnMut(Move, Node)) {
+    fn for_each_step(&self, node: &Node, die: u8, froms: u32, mut step: impl FnMut(Move, Node)) {
         let node = *node;
-        self.for_each_move(node, die, max_from, |mv| {
+        self.for_each_move(node, die, froms, |mv| {
             step(mv, self.moved(node, mv.from, mv.to))
         });
     }
