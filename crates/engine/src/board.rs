@@ -13,7 +13,10 @@ pub const CHECKERS: u8 = 15;
 
 /// One of the two players. White sits first in every two-element array.
 #[repr(u8)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Seat {
     White = 0,
     Black = 1,

@@ -6,7 +6,7 @@ use std::fmt;
 /// variants on the standard board; how many moves a throw gives is each
 /// variant's rule, not this type's.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Dice {
     pub d1: u8,
     pub d2: u8,

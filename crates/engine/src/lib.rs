@@ -12,6 +12,7 @@
 
 mod board;
 mod dice;
+pub mod game;
 mod outcome;
 mod play;
 pub mod position_id;

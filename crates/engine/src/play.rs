@@ -240,3 +240,17 @@ mod tests {
         ));
     }
 }
+
+/// Plays are stored and shown in notation (`13/7 8/7`).
+impl serde::Serialize for Play {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Play {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Play, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}

@@ -15,7 +15,9 @@
 mod load;
 mod plugin;
 mod registry;
+mod rules;
 
 pub use load::{LoadError, load};
 pub use plugin::{Plugin, PluginError, Setup, Transition};
 pub use registry::{PluginHost, ScanReport, Skipped};
+pub use rules::VariantRules;

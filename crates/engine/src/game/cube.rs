@@ -1,0 +1,193 @@
+//! The doubling cube (spec §1.5) and resignation (spec §1.8).
+
+use super::*;
+
+impl Match {
+    pub(super) fn double(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
+        self.expect(seat, Phase::Roll)?;
+        let refuse = |why: &str| Err(GameError::CubeUnavailable(why.to_string()));
+        if !self.cube_in_play {
+            return refuse(if self.crawford == Crawford::ThisGame {
+                "this is the Crawford game"
+            } else {
+                "the cube is not used in this game"
+            });
+        }
+        if self.pending_win.is_some() {
+            return refuse("the game is decided; only the last roll remains");
+        }
+        if self.cube.owner == Some(seat.other()) {
+            return refuse("your opponent owns the cube");
+        }
+        let value = self.cube.value * 2;
+        if !self.settings.cube.allows(value) {
+            return refuse("the cube is at its limit");
+        }
+        let s = &self.settings;
+        if !s.is_money()
+            && s.dead_cube_check
+            && self.score[seat.index()] + self.cube.value >= s.match_length
+        {
+            return refuse("you already win the match at the current cube value (dead cube)");
+        }
+        self.pending_double = Some(PendingDouble {
+            by: seat,
+            value,
+            beaver: false,
+        });
+        self.phase = Phase::CubeOffered;
+        events.push(Event::DoubleOffered { seat, value });
+        Ok(())
+    }
+
+    pub(super) fn take(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
+        self.expect(seat, Phase::CubeOffered)?;
+        let offer = self.pending_double.take().expect("a double is pending");
+        self.cube = Cube {
+            value: offer.value,
+            // After a beaver the beaverer keeps the cube (spec §1.5).
+            owner: Some(if offer.beaver { offer.by } else { seat }),
+        };
+        // The doubler, whose turn it is, now rolls.
+        self.phase = Phase::Roll;
+        events.push(Event::DoubleTaken {
+            seat,
+            value: offer.value,
+        });
+        Ok(())
+    }
+
+    pub(super) fn beaver(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
+        self.expect(seat, Phase::CubeOffered)?;
+        let refuse = |why: &str| Err(GameError::CubeUnavailable(why.to_string()));
+        if !self.settings.is_money() || !self.settings.beavers {
+            return refuse("beavers are not allowed in this match");
+        }
+        let offer = self.pending_double.expect("a double is pending");
+        if offer.beaver {
+            return refuse("a beaver cannot be beavered (raccoons are not supported)");
+        }
+        let value = offer.value * 2;
+        if !self.settings.cube.allows(value) {
+            return refuse("the cube is at its limit");
+        }
+        self.pending_double = Some(PendingDouble {
+            by: seat,
+            value,
+            beaver: true,
+        });
+        events.push(Event::Beavered { seat, value });
+        Ok(())
+    }
+
+    pub(super) fn drop_double(
+        &mut self,
+        seat: Seat,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        self.expect(seat, Phase::CubeOffered)?;
+        let offer = self.pending_double.take().expect("a double is pending");
+        events.push(Event::DoubleDropped { seat });
+        // The doubler scores the value before the (last) double, with no
+        // gammons (spec §1.5; T27).
+        let value = offer.value / 2;
+        let result = GameResult {
+            game_number: self.game_number,
+            winner: Some(offer.by),
+            reason: EndReason::Dropped,
+            kind: "dropped".into(),
+            level: 1,
+            cube: value,
+            points: value,
+        };
+        self.end_game(result, rules, dice, events)
+    }
+
+    pub(super) fn resign(
+        &mut self,
+        seat: Seat,
+        level: Option<u32>,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        if !matches!(self.phase, Phase::Roll | Phase::Move | Phase::Decision) {
+            return Err(GameError::Resignation(
+                "answer the pending double or resignation first".into(),
+            ));
+        }
+        match self.settings.resignation {
+            ResignMode::ByPosition => {
+                if level.is_some() {
+                    return Err(GameError::Resignation(
+                        "this match resigns by position: give no level".into(),
+                    ));
+                }
+                let outcome = rules.concede(&self.variant_state, seat)?;
+                let result = self.score_win(
+                    seat.other(),
+                    &outcome.kind,
+                    outcome.level,
+                    EndReason::Resigned,
+                );
+                self.end_game(result, rules, dice, events)
+            }
+            ResignMode::Offer => {
+                let Some(level @ 1..=3) = level else {
+                    return Err(GameError::Resignation(
+                        "offer a level: 1 single, 2 gammon, 3 backgammon".into(),
+                    ));
+                };
+                if let Some((declined_by, declined)) = self.declined
+                    && declined_by == seat
+                    && level <= declined
+                {
+                    return Err(GameError::Resignation(format!(
+                        "level {declined} was declined; offer more, or play on first"
+                    )));
+                }
+                self.resignation = Some(ResignationOffer {
+                    by: seat,
+                    level,
+                    resume: self.phase,
+                });
+                self.phase = Phase::ResignationOffered;
+                events.push(Event::ResignationOffered { seat, level });
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn accept_resignation(
+        &mut self,
+        seat: Seat,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        self.expect(seat, Phase::ResignationOffered)?;
+        let offer = self.resignation.take().expect("an offer is pending");
+        let kind = match offer.level {
+            1 => "single",
+            2 => "gammon",
+            _ => "backgammon",
+        };
+        let result = self.score_win(seat, kind, offer.level, EndReason::Resigned);
+        self.end_game(result, rules, dice, events)
+    }
+
+    pub(super) fn decline_resignation(
+        &mut self,
+        seat: Seat,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        self.expect(seat, Phase::ResignationOffered)?;
+        let offer = self.resignation.take().expect("an offer is pending");
+        self.phase = offer.resume;
+        self.declined = Some((offer.by, offer.level));
+        events.push(Event::ResignationDeclined { seat });
+        Ok(())
+    }
+}

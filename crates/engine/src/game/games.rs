@@ -1,0 +1,235 @@
+//! Starting and ending games: the opening, who starts, scoring, the
+//! last-roll draw, Crawford, and the end of the match.
+
+use super::*;
+
+impl Match {
+    /// Sets up the next game and decides who starts it (spec §1.2, §4.3).
+    pub(super) fn start_game(
+        &mut self,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let setup = rules.new_game()?;
+        self.game_number += 1;
+        self.variant_state = setup.state;
+        self.cube = Cube {
+            value: 1,
+            owner: None,
+        };
+        self.cube_in_play = setup.cube
+            && self.settings.cube != CubeLimit::Off
+            && self.crawford != Crawford::ThisGame;
+        self.pending_double = None;
+        self.resignation = None;
+        self.declined = None;
+        self.pending_decision = None;
+        self.pending_win = None;
+        self.dice = None;
+
+        let previous = self.results.last().and_then(|r| r.winner);
+        let rule = if self.game_number == 1 {
+            FirstMove::OpeningRoll
+        } else {
+            self.settings.first_move
+        };
+        let designated = match (rule, previous) {
+            (FirstMove::Loser, Some(winner)) => Some(winner.other()),
+            (FirstMove::Winner, Some(winner)) => Some(winner),
+            (FirstMove::Alternate, _) => Some(self.starter.other()),
+            // The first game, a new opening every game, or after a draw.
+            _ => None,
+        };
+        let crawford = self.crawford == Crawford::ThisGame;
+        match designated {
+            Some(starter) => {
+                // The designated starter throws both dice fresh and may
+                // double first (spec §4.3).
+                self.begin_game(starter);
+                events.push(Event::GameStarted {
+                    game_number: self.game_number,
+                    starter,
+                    opening: None,
+                    crawford,
+                });
+                Ok(())
+            }
+            None => {
+                let (white, black) = loop {
+                    let (w, b) = (dice.die(), dice.die());
+                    if w != b {
+                        break (w, b);
+                    }
+                };
+                let starter = if white > black {
+                    Seat::White
+                } else {
+                    Seat::Black
+                };
+                self.begin_game(starter);
+                events.push(Event::GameStarted {
+                    game_number: self.game_number,
+                    starter,
+                    opening: Some([white, black]),
+                    crawford,
+                });
+                match setup.opening {
+                    Opening::ThrowAgain => Ok(()),
+                    Opening::PlayOpeningDice => {
+                        let (high, low) = (white.max(black), white.min(black));
+                        let thrown = Dice::new(high, low).expect("opening dice are 1..=6");
+                        events.push(Event::Rolled {
+                            seat: starter,
+                            dice: thrown,
+                        });
+                        self.begin_move(thrown, rules, dice, events)
+                    }
+                }
+            }
+        }
+    }
+
+    fn begin_game(&mut self, starter: Seat) {
+        self.starter = starter;
+        self.first_mover = starter;
+        self.turn = starter;
+        self.phase = Phase::Roll;
+    }
+
+    /// The variant says the game is over.
+    pub(super) fn game_over(
+        &mut self,
+        outcome: VariantOutcome,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let Some(winner) = outcome.winner else {
+            return self.end_game(self.draw(), rules, dice, events);
+        };
+        if let Some(first) = self.pending_win.take() {
+            // The last roll bore everything off too: a draw (spec §4.2).
+            debug_assert_ne!(first.winner, Some(winner));
+            return self.end_game(self.draw(), rules, dice, events);
+        }
+        let result = self.score_win(winner, &outcome.kind, outcome.level, EndReason::Played);
+        if self.settings.draw_on_last_roll && winner == self.first_mover {
+            // The win is judged now, on the loser's position before the
+            // last roll; that roll only decides draw or not (spec §4.2).
+            self.pending_win = Some(result);
+            self.turn = winner.other();
+            self.dice = None;
+            self.phase = Phase::Roll;
+            events.push(Event::LastRoll {
+                seat: winner.other(),
+            });
+            return Ok(());
+        }
+        self.end_game(result, rules, dice, events)
+    }
+
+    /// A win's value: the natural level capped by the scoring limit and
+    /// Jacoby, times the cube (spec §1.4, §1.7, §4.1).
+    pub(super) fn score_win(
+        &self,
+        winner: Seat,
+        kind: &str,
+        level: u32,
+        reason: EndReason,
+    ) -> GameResult {
+        let mut level = self.settings.scoring_limit.cap(level.max(1));
+        if self.settings.is_money() && self.settings.jacoby && self.cube.owner.is_none() {
+            level = 1;
+        }
+        GameResult {
+            game_number: self.game_number,
+            winner: Some(winner),
+            reason,
+            kind: kind.to_string(),
+            level,
+            cube: self.cube.value,
+            points: level * self.cube.value,
+        }
+    }
+
+    fn draw(&self) -> GameResult {
+        GameResult {
+            game_number: self.game_number,
+            winner: None,
+            reason: EndReason::Played,
+            kind: "draw".into(),
+            level: 0,
+            cube: self.cube.value,
+            points: 0,
+        }
+    }
+
+    /// Scores a finished game, then starts the next or ends the match.
+    pub(super) fn end_game(
+        &mut self,
+        result: GameResult,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        if let Some(winner) = result.winner {
+            self.score[winner.index()] += result.points;
+        }
+        self.update_crawford(&result);
+        self.pending_win = None;
+        self.dice = None;
+        events.push(Event::GameEnded {
+            result: result.clone(),
+            score: self.score,
+        });
+        self.results.push(result);
+        if self.is_over() {
+            self.winner = self.leader();
+            self.phase = Phase::MatchOver;
+            events.push(Event::MatchEnded {
+                winner: self.winner,
+                score: self.score,
+            });
+            return Ok(());
+        }
+        self.start_game(rules, dice, events)
+    }
+
+    /// Spec §1.6: the game after a player first reaches N-1 (the other
+    /// not) is the Crawford game; a drawn Crawford game is replayed as one.
+    fn update_crawford(&mut self, result: &GameResult) {
+        let n = self.settings.match_length;
+        if self.settings.is_money() || !self.settings.crawford {
+            return;
+        }
+        match self.crawford {
+            Crawford::ThisGame if result.winner.is_some() => self.crawford = Crawford::Post,
+            Crawford::Before => {
+                let at_match_point = self.score.map(|s| s + 1 == n);
+                if at_match_point[0] != at_match_point[1] && self.score.iter().all(|&s| s < n) {
+                    self.crawford = Crawford::ThisGame;
+                } else if at_match_point[0] && at_match_point[1] {
+                    self.crawford = Crawford::Post;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn is_over(&self) -> bool {
+        if self.settings.is_money() {
+            self.settings.money_games != 0 && self.results.len() as u32 >= self.settings.money_games
+        } else {
+            self.score.iter().any(|&s| s >= self.settings.match_length)
+        }
+    }
+
+    fn leader(&self) -> Option<Seat> {
+        match self.score[0].cmp(&self.score[1]) {
+            std::cmp::Ordering::Greater => Some(Seat::White),
+            std::cmp::Ordering::Less => Some(Seat::Black),
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+}

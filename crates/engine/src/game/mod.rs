@@ -1,0 +1,605 @@
+//! The game and match state machine, the same for every variant.
+//!
+//! A [`Match`] is a series of games under one set of [`MatchSettings`]:
+//! the opening roll, turns, passes, the doubling cube (spec §1.5), match
+//! play with Crawford (§1.6), money options (§1.7), resignation (§1.8),
+//! scoring limits, the last-roll draw and who starts later games (§4).
+//! It asks the variant ([`Rules`]) for everything about the board and is
+//! given the dice ([`DiceSource`]), so it stays pure and deterministic:
+//! the same commands and dice always give the same events.
+
+mod cube;
+mod games;
+mod settings;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+pub use settings::{CubeLimit, FirstMove, MatchSettings, ResignMode, ScoringLimit, SettingsError};
+
+use crate::{Dice, LegalPlay, Play, Seat};
+
+/// How a variant's first turn starts (from the variant's setup).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Opening {
+    /// One die each (ties again); the higher plays both as thrown.
+    PlayOpeningDice,
+    /// One die each (ties again); the higher throws both dice afresh.
+    ThrowAgain,
+}
+
+/// A new game as the variant sets it up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantSetup {
+    pub state: Vec<u8>,
+    pub opening: Opening,
+    /// Whether the variant lets this game use the cube.
+    pub cube: bool,
+}
+
+/// How a variant says a game ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantOutcome {
+    /// `None` for a draw.
+    pub winner: Option<Seat>,
+    /// 1 single, 2 gammon (or a double win), 3 backgammon; 0 for a draw.
+    pub level: u32,
+    /// A stable name: "single", "gammon", "backgammon", "mother", "draw".
+    pub kind: String,
+}
+
+/// Points a variant scores during play (tric-trac).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScoreEvent {
+    pub seat: Seat,
+    pub points: u32,
+    pub reason: String,
+}
+
+/// A decision the variant asks a player for before play goes on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingDecision {
+    pub seat: Seat,
+    pub choices: Vec<String>,
+    pub prompt: String,
+}
+
+/// What a variant answers to an action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantStep {
+    pub state: Vec<u8>,
+    pub outcome: Option<VariantOutcome>,
+    pub events: Vec<ScoreEvent>,
+    pub decision: Option<PendingDecision>,
+}
+
+/// A variant's error, passed through with its stable reason.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RulesError {
+    /// A stable machine-readable reason (e.g. `ILLEGAL_PLAY`, `VARIANT_FAULT`).
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// The variant's rules, as the state machine needs them. The server
+/// implements this over a loaded plugin; tests may too.
+pub trait Rules {
+    fn new_game(&self) -> Result<VariantSetup, RulesError>;
+    fn legal_plays(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        dice: Dice,
+    ) -> Result<Vec<LegalPlay>, RulesError>;
+    fn apply_play(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        dice: Dice,
+        play: &Play,
+    ) -> Result<VariantStep, RulesError>;
+    fn after_roll(&self, state: &[u8], seat: Seat, dice: Dice) -> Result<VariantStep, RulesError>;
+    fn decide(&self, state: &[u8], seat: Seat, choice: &str) -> Result<VariantStep, RulesError>;
+    fn concede(&self, state: &[u8], loser: Seat) -> Result<VariantOutcome, RulesError>;
+}
+
+/// Where dice come from: a CSPRNG in the server, a script in tests.
+pub trait DiceSource {
+    /// One die, 1 to 6.
+    fn die(&mut self) -> u8;
+}
+
+/// What a player asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "command")]
+pub enum Command {
+    Roll,
+    Move {
+        play: Play,
+    },
+    /// Offer a double (or a redouble).
+    Double,
+    Take,
+    Drop,
+    /// Redouble at once instead of taking (money sessions with beavers).
+    Beaver,
+    /// Resign: by position, or offering `level` (1-3) in offer mode.
+    Resign {
+        level: Option<u32>,
+    },
+    AcceptResignation,
+    DeclineResignation,
+    Decide {
+        choice: String,
+    },
+}
+
+/// The phase of a match: what happens next, and who acts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The player on turn rolls (or doubles first).
+    Roll,
+    /// The player on turn moves with the dice shown.
+    Move,
+    /// The opponent of the player on turn answers a double.
+    CubeOffered,
+    /// The opponent of the resigner answers a resignation offer.
+    ResignationOffered,
+    /// A player answers a variant decision.
+    Decision,
+    /// The match (or money session) is over.
+    MatchOver,
+}
+
+/// Where the match stands on the Crawford rule (spec §1.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Crawford {
+    /// No one has reached match point yet (or Crawford is off).
+    Before,
+    /// This game is the Crawford game: no doubling.
+    ThisGame,
+    /// After the Crawford game.
+    Post,
+}
+
+/// The doubling cube.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cube {
+    pub value: u32,
+    /// `None`: in the middle.
+    pub owner: Option<Seat>,
+}
+
+/// A double waiting for an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingDouble {
+    /// Who doubled (or beavered) last: the answer is the other seat's.
+    pub by: Seat,
+    /// The cube value if the double is taken.
+    pub value: u32,
+    /// Whether this is a beaver (a take keeps the cube with the beaverer).
+    pub beaver: bool,
+}
+
+/// A resignation offer waiting for an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResignationOffer {
+    pub by: Seat,
+    pub level: u32,
+    /// The phase to go back to if declined.
+    pub resume: Phase,
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The winner finished the game on the board.
+    Played,
+    /// A double was dropped.
+    Dropped,
+    Resigned,
+}
+
+/// A finished game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameResult {
+    pub game_number: u32,
+    /// `None` for a draw.
+    pub winner: Option<Seat>,
+    pub reason: EndReason,
+    /// The variant's name of the win ("single", "gammon", ... "draw").
+    pub kind: String,
+    /// The level that counted, after the scoring limit and Jacoby.
+    pub level: u32,
+    pub cube: u32,
+    pub points: u32,
+}
+
+/// Something that happened, in the order it happened. Events are the
+/// game's history: they are stored, streamed to watchers, and enough to
+/// audit every roll.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum Event {
+    GameStarted {
+        game_number: u32,
+        starter: Seat,
+        /// The opening throw, white's die first, when there was one.
+        opening: Option<[u8; 2]>,
+        crawford: bool,
+    },
+    Rolled {
+        seat: Seat,
+        dice: Dice,
+    },
+    Moved {
+        seat: Seat,
+        play: Play,
+    },
+    /// No legal move: the turn passed.
+    Passed {
+        seat: Seat,
+        dice: Dice,
+    },
+    Scored {
+        seat: Seat,
+        points: u32,
+        reason: String,
+    },
+    DecisionRequired {
+        decision: PendingDecision,
+    },
+    Decided {
+        seat: Seat,
+        choice: String,
+    },
+    DoubleOffered {
+        seat: Seat,
+        value: u32,
+    },
+    Beavered {
+        seat: Seat,
+        value: u32,
+    },
+    DoubleTaken {
+        seat: Seat,
+        value: u32,
+    },
+    DoubleDropped {
+        seat: Seat,
+    },
+    ResignationOffered {
+        seat: Seat,
+        level: u32,
+    },
+    ResignationDeclined {
+        seat: Seat,
+    },
+    /// The first mover finished: the other player has one last turn to draw.
+    LastRoll {
+        seat: Seat,
+    },
+    GameEnded {
+        result: GameResult,
+        score: [u32; 2],
+    },
+    MatchEnded {
+        winner: Option<Seat>,
+        score: [u32; 2],
+    },
+}
+
+/// Why a command was refused. Nothing changes when a command is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    #[error("it is not your turn")]
+    NotYourTurn,
+    #[error("{0}")]
+    WrongPhase(String),
+    #[error("you cannot double now: {0}")]
+    CubeUnavailable(String),
+    #[error("{0}")]
+    Resignation(String),
+    #[error("the match is over")]
+    MatchOver,
+    #[error(transparent)]
+    Rules(#[from] RulesError),
+}
+
+impl GameError {
+    /// A stable machine-readable reason for API errors.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            GameError::NotYourTurn => "NOT_YOUR_TURN",
+            GameError::WrongPhase(_) => "WRONG_PHASE",
+            GameError::CubeUnavailable(_) => "CUBE_UNAVAILABLE",
+            GameError::Resignation(_) => "RESIGNATION_NOT_ALLOWED",
+            GameError::MatchOver => "MATCH_OVER",
+            GameError::Rules(e) => e.reason,
+        }
+    }
+}
+
+/// A match in progress: everything but the variant's rules. Serialisable,
+/// so the server can store it as the game's snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Match {
+    pub settings: MatchSettings,
+    pub score: [u32; 2],
+    /// The game being played, from 1.
+    pub game_number: u32,
+    pub crawford: Crawford,
+    /// The player on turn.
+    pub turn: Seat,
+    pub phase: Phase,
+    /// The dice of the turn, once rolled.
+    pub dice: Option<Dice>,
+    pub cube: Cube,
+    /// Whether the cube may be used in this game.
+    pub cube_in_play: bool,
+    pub pending_double: Option<PendingDouble>,
+    pub resignation: Option<ResignationOffer>,
+    /// After a declined offer: that seat may not offer this level or lower
+    /// again before the next action.
+    pub declined: Option<(Seat, u32)>,
+    pub pending_decision: Option<PendingDecision>,
+    /// Who moved first in this game (for the last-roll draw).
+    pub first_mover: Seat,
+    /// The first mover's win, waiting for the other's last roll.
+    pub pending_win: Option<GameResult>,
+    /// The starter of this game (for alternating starts).
+    pub starter: Seat,
+    pub variant_state: Vec<u8>,
+    pub results: Vec<GameResult>,
+    pub winner: Option<Seat>,
+}
+
+impl Match {
+    /// Starts a match: the first game is set up and its opening rolled.
+    pub fn new(
+        settings: MatchSettings,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+    ) -> Result<(Match, Vec<Event>), GameError> {
+        let mut m = Match {
+            settings,
+            score: [0, 0],
+            game_number: 0,
+            crawford: Crawford::Before,
+            turn: Seat::White,
+            phase: Phase::Roll,
+            dice: None,
+            cube: Cube {
+                value: 1,
+                owner: None,
+            },
+            cube_in_play: false,
+            pending_double: None,
+            resignation: None,
+            declined: None,
+            pending_decision: None,
+            first_mover: Seat::White,
+            pending_win: None,
+            starter: Seat::White,
+            variant_state: Vec::new(),
+            results: Vec::new(),
+            winner: None,
+        };
+        let mut events = Vec::new();
+        m.start_game(rules, dice, &mut events)?;
+        Ok((m, events))
+    }
+
+    /// The seat that must act now.
+    pub fn to_act(&self) -> Option<Seat> {
+        match self.phase {
+            Phase::Roll | Phase::Move => Some(self.turn),
+            Phase::CubeOffered => self.pending_double.map(|d| d.by.other()),
+            Phase::ResignationOffered => self.resignation.map(|r| r.by.other()),
+            Phase::Decision => self.pending_decision.as_ref().map(|d| d.seat),
+            Phase::MatchOver => None,
+        }
+    }
+
+    /// Applies `command` from `seat`. On success returns the events (none
+    /// when the command changed nothing, like a second Roll in one turn);
+    /// on error the match is unchanged.
+    pub fn apply(
+        &mut self,
+        seat: Seat,
+        command: &Command,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+    ) -> Result<Vec<Event>, GameError> {
+        if self.phase == Phase::MatchOver {
+            return Err(GameError::MatchOver);
+        }
+        // Work on a copy so a refused command changes nothing.
+        let mut next = self.clone();
+        let mut events = Vec::new();
+        match command {
+            Command::Roll => next.roll(seat, rules, dice, &mut events)?,
+            Command::Move { play } => next.play(seat, play, rules, dice, &mut events)?,
+            Command::Double => next.double(seat, &mut events)?,
+            Command::Take => next.take(seat, &mut events)?,
+            Command::Beaver => next.beaver(seat, &mut events)?,
+            Command::Drop => next.drop_double(seat, rules, dice, &mut events)?,
+            Command::Resign { level } => next.resign(seat, *level, rules, dice, &mut events)?,
+            Command::AcceptResignation => {
+                next.accept_resignation(seat, rules, dice, &mut events)?
+            }
+            Command::DeclineResignation => next.decline_resignation(seat, &mut events)?,
+            Command::Decide { choice } => next.decide(seat, choice, rules, dice, &mut events)?,
+        }
+        if !events.is_empty() {
+            if !matches!(
+                command,
+                Command::DeclineResignation | Command::Resign { .. }
+            ) {
+                // A declined offer bars the same offer until the next action.
+                next.declined = None;
+            }
+            *self = next;
+        }
+        Ok(events)
+    }
+
+    // ----- turns -------------------------------------------------------
+
+    fn expect(&self, seat: Seat, phase: Phase) -> Result<(), GameError> {
+        if self.phase != phase {
+            return Err(GameError::WrongPhase(match self.phase {
+                Phase::Roll => "the player on turn must roll (or double) first".into(),
+                Phase::Move => "the dice are rolled: the player on turn must move".into(),
+                Phase::CubeOffered => "a double is waiting for an answer".into(),
+                Phase::ResignationOffered => "a resignation is waiting for an answer".into(),
+                Phase::Decision => "a decision is waiting".into(),
+                Phase::MatchOver => "the match is over".into(),
+            }));
+        }
+        if self.to_act() != Some(seat) {
+            return Err(GameError::NotYourTurn);
+        }
+        Ok(())
+    }
+
+    fn roll(
+        &mut self,
+        seat: Seat,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        if self.phase == Phase::Move && self.turn == seat {
+            // Rolling again shows the same dice: nothing happens.
+            return Ok(());
+        }
+        self.expect(seat, Phase::Roll)?;
+        let thrown = Dice::new(dice.die(), dice.die()).expect("dice source gives 1..=6");
+        events.push(Event::Rolled { seat, dice: thrown });
+        self.begin_move(thrown, rules, dice, events)
+    }
+
+    /// The dice are on the board: let the variant react, then wait for a
+    /// move, or pass when there is none.
+    fn begin_move(
+        &mut self,
+        thrown: Dice,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let seat = self.turn;
+        self.dice = Some(thrown);
+        self.phase = Phase::Move;
+        let step = rules.after_roll(&self.variant_state, seat, thrown)?;
+        if let Some(outcome) = self.absorb(step, events) {
+            return self.game_over(outcome, rules, dice, events);
+        }
+        if self.phase == Phase::Decision {
+            return Ok(());
+        }
+        let legal = rules.legal_plays(&self.variant_state, seat, thrown)?;
+        if legal.len() == 1 && legal[0].play.is_empty() {
+            let step = rules.apply_play(&self.variant_state, seat, thrown, &Play::EMPTY)?;
+            events.push(Event::Passed { seat, dice: thrown });
+            if let Some(outcome) = self.absorb(step, events) {
+                return self.game_over(outcome, rules, dice, events);
+            }
+            return self.end_turn(rules, dice, events);
+        }
+        Ok(())
+    }
+
+    fn play(
+        &mut self,
+        seat: Seat,
+        play: &Play,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        self.expect(seat, Phase::Move)?;
+        let thrown = self.dice.expect("dice are set in the move phase");
+        let step = rules.apply_play(&self.variant_state, seat, thrown, play)?;
+        events.push(Event::Moved { seat, play: *play });
+        if let Some(outcome) = self.absorb(step, events) {
+            return self.game_over(outcome, rules, dice, events);
+        }
+        if self.phase == Phase::Decision {
+            return Ok(());
+        }
+        self.end_turn(rules, dice, events)
+    }
+
+    fn decide(
+        &mut self,
+        seat: Seat,
+        choice: &str,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        self.expect(seat, Phase::Decision)?;
+        let step = rules.decide(&self.variant_state, seat, choice)?;
+        events.push(Event::Decided {
+            seat,
+            choice: choice.to_string(),
+        });
+        self.pending_decision = None;
+        // Back to where the turn was: moving if the dice are still to be
+        // played, else the turn is over.
+        self.phase = if self.dice.is_some() {
+            Phase::Move
+        } else {
+            Phase::Roll
+        };
+        if let Some(outcome) = self.absorb(step, events) {
+            return self.game_over(outcome, rules, dice, events);
+        }
+        Ok(())
+    }
+
+    /// Takes a variant's answer in: new state, score events, a decision.
+    /// Returns the outcome if the game is over.
+    fn absorb(&mut self, step: VariantStep, events: &mut Vec<Event>) -> Option<VariantOutcome> {
+        self.variant_state = step.state;
+        for e in step.events {
+            events.push(Event::Scored {
+                seat: e.seat,
+                points: e.points,
+                reason: e.reason,
+            });
+        }
+        if let Some(decision) = step.decision {
+            events.push(Event::DecisionRequired {
+                decision: decision.clone(),
+            });
+            self.pending_decision = Some(decision);
+            self.phase = Phase::Decision;
+        }
+        step.outcome
+    }
+
+    fn end_turn(
+        &mut self,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        if let Some(win) = self.pending_win.take() {
+            // The last roll did not draw: the first mover's win stands.
+            return self.end_game(win, rules, dice, events);
+        }
+        self.turn = self.turn.other();
+        self.dice = None;
+        self.phase = Phase::Roll;
+        Ok(())
+    }
+}
