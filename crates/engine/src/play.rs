@@ -202,6 +202,20 @@ pub struct LegalPlay {
     pub result: Board,
 }
 
+/// Plays are stored and shown in notation (`13/7 8/7`).
+impl serde::Serialize for Play {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Play {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Play, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,19 +252,5 @@ mod tests {
             "13/9(3) 6/2(2)".parse::<Play>(),
             Err(PlayParseError::TooManyMoves)
         ));
-    }
-}
-
-/// Plays are stored and shown in notation (`13/7 8/7`).
-impl serde::Serialize for Play {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Play {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Play, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
     }
 }

@@ -11,8 +11,6 @@
 mod cube;
 mod games;
 mod settings;
-#[cfg(test)]
-mod tests;
 
 use serde::{Deserialize, Serialize};
 
