@@ -1,0 +1,119 @@
+//! Durable game storage.
+//!
+//! A game is stored as a snapshot row (its current state and `version`)
+//! plus an append-only event log, plus the client request ids already
+//! answered. [`GameStore::commit`] writes all three in one transaction and
+//! updates the snapshot only if its version is still the one the caller
+//! read (compare-and-set), so two writers, in one process or in several
+//! replicas, can never both apply an action to the same version. A commit
+//! that returned is durable.
+//!
+//! This crate owns the schema and the SQL. It never interprets what it
+//! stores: states and events are opaque text and bytes from the server.
+
+mod sqlite;
+
+use std::future::Future;
+
+pub use sqlite::{Durability, SqliteStore};
+
+/// A game's snapshot row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameRecord {
+    pub game_id: String,
+    pub variant: String,
+    pub variant_version: String,
+    /// The variant options, as JSON.
+    pub options: String,
+    /// Actions applied so far.
+    pub version: u64,
+    /// The serialised game state.
+    pub state: String,
+    /// SHA-256 of each seat's token, white first.
+    pub token_hashes: [Vec<u8>; 2],
+}
+
+/// One event of an action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    /// The version the action produced.
+    pub version: u64,
+    /// The event's place within the action.
+    pub index: u32,
+    pub kind: String,
+    /// 0 white, 1 black, none for events of nobody in particular.
+    pub seat: Option<u8>,
+    /// The event's fields, as JSON.
+    pub detail: String,
+}
+
+/// A client request id and the answer it got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// The game id, or [`NEW_GAME_SCOPE`].
+    pub scope: String,
+    pub request_id: String,
+    /// A digest of the request, to refuse the same id for another request.
+    pub fingerprint: Vec<u8>,
+    /// The encoded response.
+    pub response: Vec<u8>,
+}
+
+/// The scope of NewGame's request ids.
+pub const NEW_GAME_SCOPE: &str = "new-game";
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The game's version is no longer the one expected.
+    #[error("version conflict: the game is at version {current}")]
+    Conflict { current: u64 },
+    #[error("no such game")]
+    NotFound,
+    /// The game id or the request id is already stored.
+    #[error("already stored")]
+    Duplicate,
+    #[error("storage failed: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("storage failed: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Where games are kept.
+pub trait GameStore: Send + Sync + 'static {
+    /// Stores a new game with its first events (and NewGame's request id).
+    fn create(
+        &self,
+        game: &GameRecord,
+        events: &[EventRecord],
+        request: Option<&RequestRecord>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    fn load(
+        &self,
+        game_id: &str,
+    ) -> impl Future<Output = Result<Option<GameRecord>, StoreError>> + Send;
+
+    /// Replaces the snapshot if it is still at `expected_version`, appends
+    /// the events and records the request, all or nothing.
+    fn commit(
+        &self,
+        game: &GameRecord,
+        expected_version: u64,
+        events: &[EventRecord],
+        request: Option<&RequestRecord>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Events of the actions after `version`, in order.
+    fn events_after(
+        &self,
+        game_id: &str,
+        version: u64,
+    ) -> impl Future<Output = Result<Vec<EventRecord>, StoreError>> + Send;
+
+    fn request(
+        &self,
+        scope: &str,
+        request_id: &str,
+    ) -> impl Future<Output = Result<Option<RequestRecord>, StoreError>> + Send;
+}
