@@ -227,3 +227,35 @@ fn a_missing_plugin_folder_is_an_error() {
     let host = PluginHost::new("/nonexistent/plugins");
     assert!(host.scan().is_err());
 }
+
+#[test]
+fn a_loaded_plugin_file_changed_on_disk_is_not_reloaded() {
+    let dir = plugin_dir(&[("bg_standard", "standard.so")]);
+    let host = PluginHost::new(dir.path());
+    assert_eq!(host.scan().unwrap().loaded.len(), 1);
+    // Replace the file (a new file moved over the old name).
+    copy_plugin("bg_test_faulty", &dir.path().join("standard.so"));
+    let report = host.scan().unwrap();
+    assert!(report.loaded.is_empty());
+    let [skipped] = &report.skipped[..] else {
+        panic!("{:?}", report.skipped)
+    };
+    assert!(
+        skipped.reason.contains("changed on disk"),
+        "{}",
+        skipped.reason
+    );
+    // The loaded library keeps working.
+    let standard = host.get("standard").unwrap();
+    let game = standard.new_game(&Options::new()).unwrap();
+    let mut plays = Vec::new();
+    standard
+        .legal_plays(
+            &game.state,
+            Seat::White,
+            Dice::new(6, 5).unwrap(),
+            &mut plays,
+        )
+        .unwrap();
+    assert!(host.get("faulty").is_none());
+}

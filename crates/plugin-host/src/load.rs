@@ -37,6 +37,23 @@ pub enum LoadError {
     },
     #[error("{path}: the plugin failed to describe itself: {message}")]
     BadInfo { path: PathBuf, message: String },
+    #[error("{path}: the plugin's descriptor lacks the `{function}` function")]
+    MissingFunction {
+        path: PathBuf,
+        function: &'static str,
+    },
+    #[error(
+        "{path}: the plugin was built with another layout of the boundary types (fingerprint {plugin:#x}, host {host:#x}); rebuild it against this bg-variant-api"
+    )]
+    LayoutMismatch {
+        path: PathBuf,
+        plugin: u64,
+        host: u64,
+    },
+    #[error(
+        "{path}: the plugin was built with panic = \"abort\": one bug in it would stop the server; build it with panic = \"unwind\""
+    )]
+    AbortsOnPanic { path: PathBuf },
 }
 
 /// Loads one plugin file. The library is never unloaded, even when it is
@@ -63,7 +80,7 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
     }
     // Read only the shared header until the version is known.
     // SAFETY: every ABI version starts with this header.
-    let header = unsafe { *(raw as *const DescriptorHeader) };
+    let header = unsafe { std::ptr::read_unaligned(raw as *const DescriptorHeader) };
     if header.abi_major != abi::ABI_MAJOR {
         return Err(LoadError::AbiMismatch {
             path: path_buf,
@@ -73,7 +90,7 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
             host_minor: abi::ABI_MINOR,
         });
     }
-    if (header.struct_size as usize) < std::mem::size_of::<VariantDescriptor>() {
+    if (header.struct_size as usize) < abi::MIN_DESCRIPTOR_SIZE {
         return Err(LoadError::DescriptorTooSmall {
             path: path_buf,
             size: header.struct_size,
@@ -81,9 +98,27 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
             minor: abi::ABI_MINOR,
         });
     }
-    // SAFETY: same major version and a large enough struct: the layout is ours.
+    // SAFETY: same major version and a large enough struct: the layout is
+    // ours, and every field's type accepts any bit pattern (the function
+    // pointers are Options).
     let descriptor: &'static VariantDescriptor = unsafe { &*raw };
-    Plugin::new(path_buf.clone(), descriptor).map_err(|e| LoadError::BadInfo {
+    if descriptor.layout != abi::layout_fingerprint() {
+        return Err(LoadError::LayoutMismatch {
+            path: path_buf,
+            plugin: descriptor.layout,
+            host: abi::layout_fingerprint(),
+        });
+    }
+    if descriptor.flags & abi::FLAG_PANIC_UNWIND == 0 {
+        return Err(LoadError::AbortsOnPanic { path: path_buf });
+    }
+    let calls = crate::plugin::Calls::from_descriptor(descriptor).map_err(|function| {
+        LoadError::MissingFunction {
+            path: path_buf.clone(),
+            function,
+        }
+    })?;
+    Plugin::new(path_buf.clone(), descriptor, calls).map_err(|e| LoadError::BadInfo {
         path: path_buf,
         message: e.to_string(),
     })

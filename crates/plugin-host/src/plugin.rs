@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
-use bg_variant_api::abi::{self, Buffer, Status, VariantDescriptor};
+use bg_variant_api::abi::{
+    self, AfterRollFn, ApplyPlayFn, BoardFn, Buffer, ConcedeFn, DecideFn, FreeBufferFn, InfoFn,
+    LegalPlaysFn, NewGameFn, SetupPositionFn, Status, VariantDescriptor,
+};
 use bg_variant_api::{Capabilities, Options, Outcome, proto};
 use prost::Message;
 
@@ -47,11 +50,63 @@ impl PluginError {
     }
 }
 
+/// The plugin's functions, all present (checked at load).
+#[derive(Clone, Copy)]
+pub(crate) struct Calls {
+    info: InfoFn,
+    new_game: NewGameFn,
+    setup_position: SetupPositionFn,
+    board: BoardFn,
+    legal_plays: LegalPlaysFn,
+    apply_play: ApplyPlayFn,
+    after_roll: AfterRollFn,
+    decide: DecideFn,
+    concede: ConcedeFn,
+    free_buffer: FreeBufferFn,
+}
+
+impl Calls {
+    /// The functions of a descriptor, or the name of the first missing one.
+    pub(crate) fn from_descriptor(d: &VariantDescriptor) -> Result<Calls, &'static str> {
+        Ok(Calls {
+            info: d.info.ok_or("info")?,
+            new_game: d.new_game.ok_or("new_game")?,
+            setup_position: d.setup_position.ok_or("setup_position")?,
+            board: d.board.ok_or("board")?,
+            legal_plays: d.legal_plays.ok_or("legal_plays")?,
+            apply_play: d.apply_play.ok_or("apply_play")?,
+            after_roll: d.after_roll.ok_or("after_roll")?,
+            decide: d.decide.ok_or("decide")?,
+            concede: d.concede.ok_or("concede")?,
+            free_buffer: d.free_buffer.ok_or("free_buffer")?,
+        })
+    }
+}
+
+/// The most legal plays one call may report. Far above any real position
+/// (standard backgammon's richest have a few thousand); a plugin claiming
+/// more is faulty, and must not make the host allocate without bound.
+const MAX_PLAYS: usize = 1 << 16;
+
+thread_local! {
+    /// The array plugins write legal plays into. Kept initialised (zeroed
+    /// when it grows) so that a plugin reporting more plays than it wrote
+    /// makes the host read zeroes, which fail the board check, never
+    /// uninitialised memory.
+    static SCRATCH: std::cell::RefCell<Vec<LegalPlay>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+const ZERO_PLAY: LegalPlay = LegalPlay {
+    play: Play::EMPTY,
+    result: Board::EMPTY,
+};
+
 /// A variant plugin, loaded and checked. Cheap to share (`Arc<Plugin>`);
 /// all calls are thread-safe because plugins are pure.
 pub struct Plugin {
     path: PathBuf,
     descriptor: &'static VariantDescriptor,
+    calls: Calls,
     name: String,
     version: String,
     api_version: String,
@@ -73,6 +128,7 @@ impl Plugin {
     pub(crate) fn new(
         path: PathBuf,
         descriptor: &'static VariantDescriptor,
+        calls: Calls,
     ) -> Result<Plugin, PluginError> {
         // SAFETY: the descriptor's strings point into the never-unloaded library.
         let (name, version, api_version) = unsafe {
@@ -85,6 +141,7 @@ impl Plugin {
         let mut plugin = Plugin {
             path,
             descriptor,
+            calls,
             name,
             version,
             api_version,
@@ -92,7 +149,7 @@ impl Plugin {
             faults: AtomicU64::new(0),
         };
         // SAFETY: calling the descriptor's own function.
-        let bytes = plugin.call(|out| unsafe { (descriptor.info)(out) })?;
+        let bytes = plugin.call(|out| unsafe { (calls.info)(out) })?;
         plugin.info = plugin.decode(&bytes)?;
         if plugin.info.name != plugin.name || plugin.name.is_empty() {
             return Err(PluginError::InvalidInput(format!(
@@ -137,9 +194,8 @@ impl Plugin {
     pub fn new_game(&self, options: &Options) -> Result<Setup, PluginError> {
         let options = encode_options(options);
         // SAFETY: pointers valid for the call.
-        let bytes = self.call(|out| unsafe {
-            (self.descriptor.new_game)(options.as_ptr(), options.len(), out)
-        })?;
+        let bytes = self
+            .call(|out| unsafe { (self.calls.new_game)(options.as_ptr(), options.len(), out) })?;
         let setup: Setup = self.decode(&bytes)?;
         self.check_board(&self.board(&setup.state)?)?;
         Ok(setup)
@@ -150,7 +206,7 @@ impl Plugin {
         let options = encode_options(options);
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
-            (self.descriptor.setup_position)(board, options.as_ptr(), options.len(), out)
+            (self.calls.setup_position)(board, options.as_ptr(), options.len(), out)
         })?;
         let setup: Setup = self.decode(&bytes)?;
         self.check_board(&self.board(&setup.state)?)?;
@@ -163,7 +219,7 @@ impl Plugin {
         let mut error = Buffer::EMPTY;
         // SAFETY: pointers valid for the call.
         let status =
-            unsafe { (self.descriptor.board)(state.as_ptr(), state.len(), &mut board, &mut error) };
+            unsafe { (self.calls.board)(state.as_ptr(), state.len(), &mut board, &mut error) };
         self.finish(status, error)?;
         Ok(board)
     }
@@ -179,41 +235,48 @@ impl Plugin {
         plays: &mut Vec<LegalPlay>,
     ) -> Result<(), PluginError> {
         plays.clear();
-        if plays.capacity() < 64 {
-            plays.reserve(64);
-        }
-        loop {
-            let mut count = 0usize;
-            let mut error = Buffer::EMPTY;
-            // SAFETY: `plays` has room for `capacity` plays; other pointers valid for the call.
-            let status = unsafe {
-                (self.descriptor.legal_plays)(
-                    state.as_ptr(),
-                    state.len(),
-                    seat as u8,
-                    dice,
-                    plays.as_mut_ptr(),
-                    plays.capacity(),
-                    &mut count,
-                    &mut error,
-                )
-            };
-            if status == abi::STATUS_BUFFER_TOO_SMALL && count > plays.capacity() {
-                self.free(error);
-                plays.reserve(count);
-                continue;
+        SCRATCH.with_borrow_mut(|scratch| {
+            if scratch.len() < 256 {
+                scratch.resize(256, ZERO_PLAY);
             }
-            self.finish(status, error)?;
-            if count > plays.capacity() {
+            let mut count = 0usize;
+            for attempt in 0..2 {
+                let mut error = Buffer::EMPTY;
+                // SAFETY: `scratch` holds `len` initialised plays the plugin
+                // may overwrite; the other pointers are valid for the call.
+                let status = unsafe {
+                    (self.calls.legal_plays)(
+                        state.as_ptr(),
+                        state.len(),
+                        seat as u8,
+                        dice,
+                        scratch.as_mut_ptr(),
+                        scratch.len(),
+                        &mut count,
+                        &mut error,
+                    )
+                };
+                if status == abi::STATUS_BUFFER_TOO_SMALL
+                    && attempt == 0
+                    && count > scratch.len()
+                    && count <= MAX_PLAYS
+                {
+                    self.free(error);
+                    scratch.resize(count, ZERO_PLAY);
+                    continue;
+                }
+                self.finish(status, error)?;
+                break;
+            }
+            if count > scratch.len() {
                 return Err(self.fault(format!(
-                    "reported {count} plays for a buffer of {}",
-                    plays.capacity()
+                    "reported {count} legal plays for room for {}",
+                    scratch.len()
                 )));
             }
-            // SAFETY: the plugin initialised `count` plays (checked above to fit).
-            unsafe { plays.set_len(count) };
-            break;
-        }
+            plays.extend_from_slice(&scratch[..count]);
+            Ok(())
+        })?;
         if plays.is_empty() {
             return Err(self.fault("no legal plays (a pass is the empty play)".into()));
         }
@@ -236,7 +299,7 @@ impl Plugin {
         self.legal_plays(state, seat, dice, &mut legal)?;
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
-            (self.descriptor.apply_play)(state.as_ptr(), state.len(), seat as u8, dice, play, out)
+            (self.calls.apply_play)(state.as_ptr(), state.len(), seat as u8, dice, play, out)
         })?;
         let transition: Transition = self.decode(&bytes)?;
         let board = self.board(&transition.state)?;
@@ -257,7 +320,7 @@ impl Plugin {
     ) -> Result<Transition, PluginError> {
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
-            (self.descriptor.after_roll)(state.as_ptr(), state.len(), seat as u8, dice, out)
+            (self.calls.after_roll)(state.as_ptr(), state.len(), seat as u8, dice, out)
         })?;
         self.checked_transition(&bytes)
     }
@@ -271,7 +334,7 @@ impl Plugin {
     ) -> Result<Transition, PluginError> {
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
-            (self.descriptor.decide)(
+            (self.calls.decide)(
                 state.as_ptr(),
                 state.len(),
                 seat as u8,
@@ -287,7 +350,7 @@ impl Plugin {
     pub fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, PluginError> {
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
-            (self.descriptor.concede)(state.as_ptr(), state.len(), loser as u8, out)
+            (self.calls.concede)(state.as_ptr(), state.len(), loser as u8, out)
         })?;
         self.decode(&bytes)
     }
@@ -338,7 +401,7 @@ impl Plugin {
     fn free(&self, buffer: Buffer) {
         if !buffer.ptr.is_null() {
             // SAFETY: the buffer came from this plugin and is freed once.
-            unsafe { (self.descriptor.free_buffer)(buffer) };
+            unsafe { (self.calls.free_buffer)(buffer) };
         }
     }
 

@@ -1,6 +1,6 @@
 //! The plugin folder and the variants loaded from it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -21,6 +21,9 @@ struct Registry {
     by_name: BTreeMap<String, Arc<Plugin>>,
     /// Files already looked at, with the (modified, length) seen then.
     seen: HashMap<PathBuf, (Option<SystemTime>, u64)>,
+    /// Files loaded: never opened again (the loader would return the
+    /// library already in memory, not the file on disk).
+    loaded: HashSet<PathBuf>,
 }
 
 /// What one scan did.
@@ -65,7 +68,6 @@ impl PluginHost {
             .collect();
         paths.sort();
         let mut report = ScanReport::default();
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         for path in paths {
             let Ok(meta) = std::fs::metadata(&path) else {
                 continue;
@@ -74,11 +76,24 @@ impl PluginHost {
                 continue;
             }
             let stamp = (meta.modified().ok(), meta.len());
-            if state.seen.get(&path) == Some(&stamp) {
-                continue;
+            {
+                let mut state = self.lock();
+                if state.seen.get(&path) == Some(&stamp) {
+                    continue;
+                }
+                state.seen.insert(path.clone(), stamp);
+                if state.loaded.contains(&path) {
+                    let reason = "changed on disk after it was loaded; restart the server to load the new file \
+                                  (install plugins as new files, moved into place)"
+                        .to_string();
+                    tracing::warn!(path = %path.display(), %reason, "plugin file changed");
+                    report.skipped.push(Skipped { path, reason });
+                    continue;
+                }
             }
-            state.seen.insert(path.clone(), stamp);
-            match Self::admit(&mut state, &path) {
+            // Loading runs the plugin's code: not under the lock, so games
+            // of other variants never wait for it.
+            match self.admit(&path) {
                 Ok(plugin) => {
                     tracing::info!(
                         variant = plugin.name(),
@@ -98,11 +113,17 @@ impl PluginHost {
         Ok(report)
     }
 
-    fn admit(state: &mut Registry, path: &Path) -> Result<Arc<Plugin>, String> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn admit(&self, path: &Path) -> Result<Arc<Plugin>, String> {
         if !is_library(path) {
             return Err("not a shared library (.so, .dylib or .dll)".into());
         }
         let plugin = load(path).map_err(|e| e.to_string())?;
+        let mut state = self.lock();
+        state.loaded.insert(path.to_path_buf());
         if let Some(existing) = state.by_name.get(plugin.name()) {
             return Err(format!(
                 "variant `{}` is already loaded from {} (version {}); a second plugin with the same name is refused",
@@ -120,22 +141,11 @@ impl PluginHost {
 
     /// The plugin of a variant, by name.
     pub fn get(&self, name: &str) -> Option<Arc<Plugin>> {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .by_name
-            .get(name)
-            .cloned()
+        self.lock().by_name.get(name).cloned()
     }
 
     /// All loaded plugins, by name.
     pub fn plugins(&self) -> Vec<Arc<Plugin>> {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .by_name
-            .values()
-            .cloned()
-            .collect()
+        self.lock().by_name.values().cloned().collect()
     }
 }

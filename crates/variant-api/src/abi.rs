@@ -195,30 +195,78 @@ pub type ConcedeFn =
 pub type FreeBufferFn = unsafe extern "C" fn(buffer: Buffer);
 
 /// What the entry point returns. Append new fields at the end only (and
-/// raise [`ABI_MINOR`]); anything else is a new [`ABI_MAJOR`].
+/// raise [`ABI_MINOR`]); anything else is a new [`ABI_MAJOR`]. Function
+/// pointers are `Option`s so that a null one (a plugin not built with
+/// [`crate::export_variant!`]) is a value the host can refuse, not
+/// undefined behaviour.
 #[repr(C)]
 pub struct VariantDescriptor {
     pub abi_major: u32,
     pub abi_minor: u32,
     /// `size_of::<VariantDescriptor>()` as the plugin was built.
     pub struct_size: u32,
+    /// [`FLAG_PANIC_UNWIND`] and future flags.
+    pub flags: u32,
+    /// [`layout_fingerprint`] as the plugin was built: the sizes and
+    /// alignments of the `#[repr(C)]` types that cross the boundary.
+    pub layout: u64,
     pub name: StrRef,
     pub version: StrRef,
     /// The `bg-variant-api` version the plugin was built with (logged).
     pub api_version: StrRef,
     /// [`crate::Capabilities`] bits.
     pub capabilities: u64,
-    pub info: InfoFn,
-    pub new_game: NewGameFn,
-    pub setup_position: SetupPositionFn,
-    pub board: BoardFn,
-    pub legal_plays: LegalPlaysFn,
-    pub apply_play: ApplyPlayFn,
-    pub after_roll: AfterRollFn,
-    pub decide: DecideFn,
-    pub concede: ConcedeFn,
-    pub free_buffer: FreeBufferFn,
+    pub info: Option<InfoFn>,
+    pub new_game: Option<NewGameFn>,
+    pub setup_position: Option<SetupPositionFn>,
+    pub board: Option<BoardFn>,
+    pub legal_plays: Option<LegalPlaysFn>,
+    pub apply_play: Option<ApplyPlayFn>,
+    pub after_roll: Option<AfterRollFn>,
+    pub decide: Option<DecideFn>,
+    pub concede: Option<ConcedeFn>,
+    pub free_buffer: Option<FreeBufferFn>,
 }
+
+/// The plugin was built with `panic = "unwind"`, so its exports can catch
+/// panics. A plugin built to abort on panic would take the server down on
+/// its first bug; the host refuses it.
+pub const FLAG_PANIC_UNWIND: u32 = 1;
+
+/// The size of a descriptor of ABI 1.0: the least a host of this major
+/// version reads. Later minors append fields, read only when
+/// `struct_size` covers them.
+pub const MIN_DESCRIPTOR_SIZE: usize = std::mem::size_of::<VariantDescriptor>();
+
+/// The sizes and alignments of the types that cross the boundary by value,
+/// packed into one number: a plugin whose types differ is refused.
+pub const fn layout_fingerprint() -> u64 {
+    use std::mem::{align_of, size_of};
+    let sizes = [
+        size_of::<Board>(),
+        size_of::<Dice>(),
+        size_of::<Play>(),
+        size_of::<LegalPlay>(),
+        size_of::<Buffer>(),
+        align_of::<Board>(),
+        align_of::<Play>(),
+        align_of::<LegalPlay>(),
+    ];
+    let mut fingerprint = 0u64;
+    let mut i = 0;
+    while i < sizes.len() {
+        fingerprint = fingerprint.wrapping_mul(131).wrapping_add(sizes[i] as u64);
+        i += 1;
+    }
+    fingerprint
+}
+
+// The layouts this ABI version was defined with. Changing one of these
+// types is an ABI change: these stop compiling until the version is raised.
+const _: () = assert!(std::mem::size_of::<Board>() == 60);
+const _: () = assert!(std::mem::size_of::<Dice>() == 2);
+const _: () = assert!(std::mem::size_of::<Play>() == 9);
+const _: () = assert!(std::mem::size_of::<LegalPlay>() == 72);
 
 // SAFETY: the descriptor is immutable after construction and only holds
 // pointers to static data and functions.

@@ -16,10 +16,13 @@ fn guarded(out: *mut Buffer, f: impl FnOnce() -> Result<Vec<u8>, VariantError>) 
     let (status, bytes) = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(bytes)) => (abi::STATUS_OK, bytes),
         Ok(Err(error)) => (status_of(&error), error.to_string().into_bytes()),
-        Err(panic) => (
-            abi::STATUS_PANIC,
-            panic_message(panic.as_ref()).into_bytes(),
-        ),
+        Err(panic) => {
+            let message = panic_message(panic.as_ref());
+            // Dropping the payload could run a Drop that panics again,
+            // outside any catch_unwind: leak it instead.
+            std::mem::forget(panic);
+            (abi::STATUS_PANIC, message.into_bytes())
+        }
     };
     if !out.is_null() {
         // SAFETY: the host passes a valid, writable Buffer slot.
@@ -196,6 +199,7 @@ impl<V: Variant> Shims<V> {
             Ok(Err(e)) => guarded(error, || Err(e)),
             Err(panic) => {
                 let message = panic_message(panic.as_ref());
+                std::mem::forget(panic);
                 guarded(error, || Ok(message.into_bytes()));
                 abi::STATUS_PANIC
             }
@@ -299,20 +303,26 @@ impl<V: Variant> Shims<V> {
                 abi_major: abi::ABI_MAJOR,
                 abi_minor: abi::ABI_MINOR,
                 struct_size: std::mem::size_of::<abi::VariantDescriptor>() as u32,
+                flags: if cfg!(panic = "unwind") {
+                    abi::FLAG_PANIC_UNWIND
+                } else {
+                    0
+                },
+                layout: abi::layout_fingerprint(),
                 name: abi::StrRef::from_static(name),
                 version: abi::StrRef::from_static(version),
                 api_version: abi::StrRef::from_static(env!("CARGO_PKG_VERSION")),
                 capabilities: v.capabilities().0,
-                info: Self::info,
-                new_game: Self::new_game,
-                setup_position: Self::setup_position,
-                board: Self::board,
-                legal_plays: Self::legal_plays,
-                apply_play: Self::apply_play,
-                after_roll: Self::after_roll,
-                decide: Self::decide,
-                concede: Self::concede,
-                free_buffer: Self::free_buffer,
+                info: Some(Self::info),
+                new_game: Some(Self::new_game),
+                setup_position: Some(Self::setup_position),
+                board: Some(Self::board),
+                legal_plays: Some(Self::legal_plays),
+                apply_play: Some(Self::apply_play),
+                after_roll: Some(Self::after_roll),
+                decide: Some(Self::decide),
+                concede: Some(Self::concede),
+                free_buffer: Some(Self::free_buffer),
             };
             (descriptor, info.name, info.version)
         });

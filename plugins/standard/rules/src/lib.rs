@@ -106,6 +106,7 @@ impl Variant for Standard {
         let mut board = Board::EMPTY;
         board.checkers[0].copy_from_slice(&rest[..26]);
         board.checkers[1].copy_from_slice(&rest[26..]);
+        check_board(&board)?;
         Ok(StandardState { board })
     }
 
