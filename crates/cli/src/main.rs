@@ -1,15 +1,20 @@
 //! `bgctl`: a client for humans and scripts, and offline tools that load
 //! variants through the plugin host exactly as the server does.
 //!
-//! It owns argument parsing and output formats only; rules come from the
-//! plugins and the game flow from the server.
+//! It owns argument parsing, output formats and the local tokens file;
+//! rules come from the plugins, the game flow from the server.
 
+mod bench;
+mod client;
 mod offline;
 
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use bg_api::v1 as pb;
+use clap::{Parser, Subcommand, ValueEnum};
+
+use client::{Tokens, authorized, connect, explain, render};
 
 #[derive(Parser)]
 #[command(
@@ -18,7 +23,15 @@ use clap::{Parser, Subcommand};
     about = "Backgammon service client and offline tools"
 )]
 struct Cli {
-    /// Folder holding the variant plugins (shared libraries).
+    /// Server address.
+    #[arg(
+        long,
+        global = true,
+        env = "BACKGAMMON_ADDR",
+        default_value = "http://127.0.0.1:50051"
+    )]
+    addr: String,
+    /// Folder holding the variant plugins, for the offline tools.
     #[arg(
         long,
         global = true,
@@ -26,17 +39,106 @@ struct Cli {
         default_value = "target/plugins"
     )]
     plugin_dir: PathBuf,
+    /// Where seat tokens of the games created here are kept.
+    #[arg(long, global = true, env = "BGCTL_TOKENS")]
+    tokens: Option<PathBuf>,
 
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum SeatArg {
+    White,
+    Black,
+}
+
+impl SeatArg {
+    fn name(self) -> &'static str {
+        match self {
+            SeatArg::White => "white",
+            SeatArg::Black => "black",
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CubeAction {
+    Offer,
+    Take,
+    Drop,
+    Beaver,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Lists the variants in the plugin folder, and the files skipped.
+    /// Lists the server's variants and their options.
     Variants,
-    /// Prints the legal plays of each corpus line: `POSITION_ID DIE1 DIE2
-    /// COUNT RESULT_ID...`, results sorted (the format of the gnubg corpus).
+    /// Creates a game; its seat tokens go to the tokens file.
+    New {
+        #[arg(long, default_value = "standard")]
+        variant: String,
+        /// Points to win; 0 for a money session.
+        #[arg(long = "match", default_value_t = 0)]
+        match_length: u32,
+        /// A variant option, `name=value` (repeatable).
+        #[arg(long = "option")]
+        options: Vec<String>,
+        /// Resign by offering a level instead of by position.
+        #[arg(long)]
+        resign_offers: bool,
+        /// Highest cube value; 0 for no cube.
+        #[arg(long)]
+        cube_max: Option<u32>,
+    },
+    /// Shows a game, its board drawn in the terminal.
+    Show { game: String },
+    /// Rolls for your seat.
+    Roll {
+        game: String,
+        #[arg(long = "as", value_enum)]
+        seat: SeatArg,
+    },
+    /// Plays a whole turn, e.g. `bgctl move GAME --as white 13/7 8/7`.
+    Move {
+        game: String,
+        #[arg(long = "as", value_enum)]
+        seat: SeatArg,
+        /// The moves, in the usual notation.
+        #[arg(required = true)]
+        play: Vec<String>,
+    },
+    /// Offers a double, or answers one.
+    Double {
+        game: String,
+        #[arg(long = "as", value_enum)]
+        seat: SeatArg,
+        #[arg(value_enum, default_value_t = CubeAction::Offer)]
+        action: CubeAction,
+    },
+    /// Resigns (or offers a level, or answers an offer).
+    Resign {
+        game: String,
+        #[arg(long = "as", value_enum)]
+        seat: SeatArg,
+        /// Offer mode: 1 single, 2 gammon, 3 backgammon.
+        #[arg(long, default_value_t = 0)]
+        level: u32,
+        #[arg(long, conflicts_with = "decline")]
+        accept: bool,
+        #[arg(long)]
+        decline: bool,
+    },
+    /// Prints the game's updates as they happen (from a version on).
+    Watch {
+        game: String,
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+    },
+    /// Lists the variant plugins in the plugin folder (offline), and the files skipped.
+    Plugins,
+    /// Prints the legal plays of each corpus line (offline): `POSITION_ID
+    /// DIE1 DIE2 COUNT RESULT_ID...`, results sorted (the gnubg corpus format).
     Plays {
         #[arg(long, default_value = "standard")]
         variant: String,
@@ -54,7 +156,7 @@ enum Command {
 #[derive(Subcommand)]
 enum Bench {
     /// Times legal-play generation through the plugin boundary over a
-    /// corpus; last line `ns_per_position=<f> positions=<n> plays=<total>`.
+    /// corpus (offline); last line `ns_per_position=<f> positions=<n> plays=<total>`.
     Movegen {
         #[arg(long, default_value = "standard")]
         variant: String,
@@ -63,6 +165,20 @@ enum Bench {
         /// Timed passes over the corpus (after one untimed warm-up pass); the median pass is reported.
         #[arg(long, default_value_t = 20)]
         repeat: u32,
+    },
+    /// Plays complete games against a running server, then calls
+    /// grpc.health.v1/Check the same way; last line
+    /// `move_rps=<x> health_rps=<y> ratio=<x/y>`.
+    Load {
+        /// Games played at once (one worker each).
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// Stop after this many games in all (0: no limit).
+        #[arg(long, default_value_t = 0)]
+        games: u64,
+        /// Seconds for each of the two measurements.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
     },
 }
 
@@ -75,7 +191,7 @@ fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Variants => offline::variants(&cli.plugin_dir),
+        Command::Plugins => offline::plugins(&cli.plugin_dir),
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
         Command::Bench {
             bench:
@@ -85,5 +201,216 @@ fn main() -> Result<()> {
                     repeat,
                 },
         } => offline::bench_movegen(&cli.plugin_dir, &variant, &corpus, repeat),
+        online => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            let tokens = cli.tokens.clone().unwrap_or_else(Tokens::default_path);
+            runtime.block_on(run_online(&cli.addr, &tokens, online))
+        }
     }
+}
+
+async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command) -> Result<()> {
+    let mut client = connect(addr).await?;
+    let game_of = |id: &str| pb::GetGameRequest {
+        game_id: id.to_string(),
+    };
+    match command {
+        Command::Variants => {
+            let variants = client
+                .list_variants(pb::ListVariantsRequest {})
+                .await
+                .map_err(explain)?;
+            for v in variants.into_inner().variants {
+                println!("{} {}  {}", v.name, v.version, v.description);
+                for o in v.options {
+                    println!(
+                        "    {}={} ({})  {}",
+                        o.name,
+                        o.default_value,
+                        o.allowed_values.join("|"),
+                        o.description
+                    );
+                }
+            }
+        }
+        Command::New {
+            variant,
+            match_length,
+            options,
+            resign_offers,
+            cube_max,
+        } => {
+            let request = pb::NewGameRequest {
+                variant,
+                options: client::parse_options(&options)?.into_iter().collect(),
+                settings: Some(pb::MatchSettings {
+                    match_length,
+                    cube_max,
+                    resignation: if resign_offers {
+                        pb::ResignationMode::Offer as i32
+                    } else {
+                        pb::ResignationMode::ByPosition as i32
+                    },
+                    ..Default::default()
+                }),
+                request_id: String::new(),
+            };
+            let response = client
+                .new_game(request)
+                .await
+                .map_err(explain)?
+                .into_inner();
+            let game = response.game.unwrap_or_default();
+            let mut tokens = Tokens::load(tokens_path)?;
+            tokens.insert(&game.game_id, &response.white_token, &response.black_token);
+            tokens.save(tokens_path)?;
+            print!("{}", render(&game));
+            println!("seat tokens saved in {}", tokens_path.display());
+            println!("game id: {}", game.game_id);
+        }
+        Command::Show { game } => {
+            let game = client
+                .get_game(game_of(&game))
+                .await
+                .map_err(explain)?
+                .into_inner();
+            print!("{}", render(&game));
+        }
+        Command::Watch { game, from } => {
+            let mut stream = client
+                .watch_game(pb::WatchGameRequest {
+                    game_id: game,
+                    from_version: from,
+                })
+                .await
+                .map_err(explain)?
+                .into_inner();
+            while let Some(update) = stream.message().await.map_err(explain)? {
+                for e in &update.events {
+                    println!(
+                        "v{} {} {} {}",
+                        update.version,
+                        client::seat_name(e.seat),
+                        e.kind,
+                        e.detail_json
+                    );
+                }
+                if let Some(game) = &update.game {
+                    print!("{}", render(game));
+                }
+            }
+        }
+        Command::Bench {
+            bench:
+                Bench::Load {
+                    concurrency,
+                    games,
+                    seconds,
+                },
+        } => {
+            bench::load(addr, concurrency, games, seconds).await?;
+        }
+        action => {
+            let (game_id, seat) = match &action {
+                Command::Roll { game, seat }
+                | Command::Move { game, seat, .. }
+                | Command::Double { game, seat, .. }
+                | Command::Resign { game, seat, .. } => (game.clone(), *seat),
+                _ => unreachable!("offline commands are handled before"),
+            };
+            let token = Tokens::load(tokens_path)?.get(&game_id, seat.name())?;
+            let current = client
+                .get_game(game_of(&game_id))
+                .await
+                .map_err(explain)?
+                .into_inner();
+            let version = current.version;
+            let request_id = uuid_like();
+            let game = match action {
+                Command::Roll { .. } => {
+                    client
+                        .roll(authorized(
+                            pb::RollRequest {
+                                game_id,
+                                expected_version: version,
+                                request_id,
+                            },
+                            &token,
+                        )?)
+                        .await
+                }
+                Command::Move { play, .. } => {
+                    client
+                        .r#move(authorized(
+                            pb::MoveRequest {
+                                game_id,
+                                expected_version: version,
+                                request_id,
+                                notation: play.join(" "),
+                                moves: Vec::new(),
+                            },
+                            &token,
+                        )?)
+                        .await
+                }
+                Command::Double { action, .. } => {
+                    client
+                        .double(authorized(
+                            pb::DoubleRequest {
+                                game_id,
+                                expected_version: version,
+                                request_id,
+                                action: match action {
+                                    CubeAction::Offer => pb::DoubleAction::Offer,
+                                    CubeAction::Take => pb::DoubleAction::Take,
+                                    CubeAction::Drop => pb::DoubleAction::Drop,
+                                    CubeAction::Beaver => pb::DoubleAction::Beaver,
+                                } as i32,
+                            },
+                            &token,
+                        )?)
+                        .await
+                }
+                Command::Resign {
+                    level,
+                    accept,
+                    decline,
+                    ..
+                } => {
+                    client
+                        .resign(authorized(
+                            pb::ResignRequest {
+                                game_id,
+                                expected_version: version,
+                                request_id,
+                                action: if accept {
+                                    pb::ResignAction::Accept
+                                } else if decline {
+                                    pb::ResignAction::Decline
+                                } else {
+                                    pb::ResignAction::Resign
+                                } as i32,
+                                level,
+                            },
+                            &token,
+                        )?)
+                        .await
+                }
+                _ => unreachable!(),
+            }
+            .map_err(explain)?
+            .into_inner();
+            print!("{}", render(&game));
+        }
+    }
+    Ok(())
+}
+
+/// A unique request id for one invocation (retries of it are the caller's).
+fn uuid_like() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("bgctl-{}-{nanos}", std::process::id())
 }

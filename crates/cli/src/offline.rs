@@ -29,7 +29,7 @@ fn variant(plugin_dir: &Path, name: &str) -> Result<Arc<Plugin>> {
     })
 }
 
-pub fn variants(plugin_dir: &Path) -> Result<()> {
+pub fn plugins(plugin_dir: &Path) -> Result<()> {
     let host = PluginHost::new(plugin_dir);
     let report = host.scan()?;
     for plugin in host.plugins() {

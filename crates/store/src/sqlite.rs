@@ -21,9 +21,15 @@ pub enum Durability {
 }
 
 /// Games in a SQLite file.
+///
+/// SQLite has one writer at a time. Writers on several connections would
+/// wait for each other in SQLite's busy handler, which sleeps; so all
+/// writes go through one connection, queued in the pool without sleeping,
+/// and reads use others.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
-    pool: SqlitePool,
+    writer: SqlitePool,
+    readers: SqlitePool,
 }
 
 impl SqliteStore {
@@ -40,12 +46,16 @@ impl SqliteStore {
             })
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(8)
-            .connect_with(options)
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
             .await?;
-        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
-        Ok(SqliteStore { pool })
+        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
+        let readers = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options.read_only(true))
+            .await?;
+        Ok(SqliteStore { writer, readers })
     }
 
     async fn insert_events(
@@ -101,7 +111,7 @@ impl GameStore for SqliteStore {
         events: &[EventRecord],
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.writer.begin().await?;
         sqlx::query(
             "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash) \
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -129,7 +139,7 @@ impl GameStore for SqliteStore {
              FROM games WHERE game_id = ?",
         )
         .bind(game_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await?;
         Ok(row.map(|row| GameRecord {
             game_id: row.get(0),
@@ -149,7 +159,7 @@ impl GameStore for SqliteStore {
         events: &[EventRecord],
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.writer.begin().await?;
         let updated = sqlx::query(
             "UPDATE games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP WHERE game_id = ? AND version = ?",
         )
@@ -186,7 +196,7 @@ impl GameStore for SqliteStore {
         )
         .bind(game_id)
         .bind(version as i64)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await?;
         Ok(rows
             .into_iter()
@@ -210,7 +220,7 @@ impl GameStore for SqliteStore {
         )
         .bind(scope)
         .bind(request_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await?;
         Ok(row.map(|row| RequestRecord {
             scope: scope.to_string(),

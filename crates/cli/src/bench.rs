@@ -1,0 +1,160 @@
+//! `bgctl bench load`: Move throughput of a running server, measured side
+//! by side with the same server's health check.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use bg_api::v1 as pb;
+use bg_api::v1::game_service_client::GameServiceClient;
+use tonic::transport::Channel;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
+
+use crate::client::{authorized, explain};
+
+/// Plays games until the deadline; returns the Move calls made.
+async fn play_games(
+    mut client: GameServiceClient<Channel>,
+    deadline: Instant,
+    games_left: Arc<AtomicU64>,
+    moves: Arc<AtomicU64>,
+) -> Result<()> {
+    let mut n = 0u64;
+    while Instant::now() < deadline {
+        if games_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| g.checked_sub(1))
+            .is_err()
+        {
+            return Ok(());
+        }
+        let created = client
+            .new_game(pb::NewGameRequest {
+                variant: "standard".into(),
+                ..Default::default()
+            })
+            .await
+            .map_err(explain)?
+            .into_inner();
+        let tokens = [created.white_token, created.black_token];
+        let mut game = created.game.context("NewGame returned no game")?;
+        while Instant::now() < deadline {
+            n += 1;
+            let token = match pb::Seat::try_from(game.to_act) {
+                Ok(pb::Seat::White) => &tokens[0],
+                Ok(pb::Seat::Black) => &tokens[1],
+                _ => break,
+            };
+            let game_id = game.game_id.clone();
+            let request_id = format!("bench-{game_id}-{}", game.version);
+            game = match pb::Phase::try_from(game.phase) {
+                Ok(pb::Phase::Roll) => client
+                    .roll(authorized(
+                        pb::RollRequest {
+                            game_id,
+                            expected_version: game.version,
+                            request_id,
+                        },
+                        token,
+                    )?)
+                    .await
+                    .map_err(explain)?
+                    .into_inner(),
+                Ok(pb::Phase::Move) => {
+                    // Any legal play: vary it so games differ.
+                    let plays = &game.legal_plays;
+                    let play = plays[(n as usize) % plays.len()].notation.clone();
+                    let call = client.r#move(authorized(
+                        pb::MoveRequest {
+                            game_id,
+                            expected_version: game.version,
+                            request_id,
+                            notation: play,
+                            moves: Vec::new(),
+                        },
+                        token,
+                    )?);
+                    let game = call.await.map_err(explain)?.into_inner();
+                    moves.fetch_add(1, Ordering::Relaxed);
+                    game
+                }
+                _ => break,
+            };
+        }
+    }
+    Ok(())
+}
+
+async fn check_health(
+    mut client: HealthClient<Channel>,
+    deadline: Instant,
+    calls: Arc<AtomicU64>,
+) -> Result<()> {
+    while Instant::now() < deadline {
+        client
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .map_err(explain)?;
+        calls.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> Result<()> {
+    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())?
+        .tcp_nodelay(true)
+        .connect()
+        .await
+        .with_context(|| format!("connecting to {addr}"))?;
+    let duration = Duration::from_secs_f64(seconds);
+
+    let moves = Arc::new(AtomicU64::new(0));
+    let games_left = Arc::new(AtomicU64::new(if games == 0 { u64::MAX } else { games }));
+    let start = Instant::now();
+    let deadline = start + duration;
+    let workers: Vec<_> = (0..concurrency.max(1))
+        .map(|_| {
+            tokio::spawn(play_games(
+                GameServiceClient::new(channel.clone()),
+                deadline,
+                games_left.clone(),
+                moves.clone(),
+            ))
+        })
+        .collect();
+    for w in workers {
+        w.await??;
+    }
+    let move_rps = moves.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
+
+    let checks = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let deadline = start + duration;
+    let workers: Vec<_> = (0..concurrency.max(1))
+        .map(|_| {
+            tokio::spawn(check_health(
+                HealthClient::new(channel.clone()),
+                deadline,
+                checks.clone(),
+            ))
+        })
+        .collect();
+    for w in workers {
+        w.await??;
+    }
+    let health_rps = checks.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
+
+    println!(
+        "concurrency={concurrency} seconds={seconds} moves={} health_checks={}",
+        moves.load(Ordering::Relaxed),
+        checks.load(Ordering::Relaxed)
+    );
+    println!(
+        "move_rps={move_rps:.1} health_rps={health_rps:.1} ratio={:.3}",
+        move_rps / health_rps.max(f64::MIN_POSITIVE)
+    );
+    Ok(())
+}

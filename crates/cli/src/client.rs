@@ -1,0 +1,232 @@
+//! `bgctl` as a client of a running server.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use bg_api::v1 as pb;
+use bg_api::v1::game_service_client::GameServiceClient;
+use serde::{Deserialize, Serialize};
+use tonic::Request;
+use tonic::transport::Channel;
+use tonic_types::StatusExt;
+
+pub type Client = GameServiceClient<Channel>;
+
+pub async fn connect(addr: &str) -> Result<Client> {
+    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        .connect()
+        .await
+        .with_context(|| format!("connecting to {addr}"))?;
+    Ok(GameServiceClient::new(channel))
+}
+
+/// Seat tokens kept between invocations, so two terminals can play one
+/// game: `{ game_id: { "white": token, "black": token } }`.
+#[derive(Default, Serialize, Deserialize)]
+pub struct Tokens(BTreeMap<String, BTreeMap<String, String>>);
+
+impl Tokens {
+    pub fn default_path() -> PathBuf {
+        std::env::var_os("BGCTL_TOKENS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                let home = std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| PathBuf::from("."));
+                home.join(".bgctl-tokens.json")
+            })
+    }
+
+    pub fn load(path: &Path) -> Result<Tokens> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Tokens::default()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(self)?)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
+        }
+        std::fs::rename(&tmp, path)?;
+        Ok(())
+    }
+
+    pub fn insert(&mut self, game_id: &str, white: &str, black: &str) {
+        let seats = self.0.entry(game_id.to_string()).or_default();
+        seats.insert("white".into(), white.into());
+        seats.insert("black".into(), black.into());
+    }
+
+    pub fn get(&self, game_id: &str, seat: &str) -> Result<String> {
+        self.0
+            .get(game_id)
+            .and_then(|s| s.get(seat))
+            .cloned()
+            .with_context(|| {
+                format!("no {seat} token for game {game_id} in the tokens file (see --tokens)")
+            })
+    }
+}
+
+/// A request carrying a seat token.
+pub fn authorized<T>(message: T, token: &str) -> Result<Request<T>> {
+    let mut request = Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse()?);
+    Ok(request)
+}
+
+/// A readable error: the status message and its stable reason.
+pub fn explain(status: tonic::Status) -> anyhow::Error {
+    match status.get_details_error_info() {
+        Some(info) => anyhow::anyhow!(
+            "{} ({}: {:?})",
+            status.message(),
+            info.reason,
+            status.code()
+        ),
+        None => anyhow::anyhow!("{} ({:?})", status.message(), status.code()),
+    }
+}
+
+pub fn seat_name(seat: i32) -> &'static str {
+    match pb::Seat::try_from(seat) {
+        Ok(pb::Seat::White) => "white",
+        Ok(pb::Seat::Black) => "black",
+        _ => "-",
+    }
+}
+
+fn phase_name(phase: i32) -> &'static str {
+    match pb::Phase::try_from(phase) {
+        Ok(pb::Phase::Roll) => "roll",
+        Ok(pb::Phase::Move) => "move",
+        Ok(pb::Phase::CubeOffered) => "cube offered",
+        Ok(pb::Phase::ResignationOffered) => "resignation offered",
+        Ok(pb::Phase::Decision) => "decision",
+        Ok(pb::Phase::MatchOver) => "match over",
+        _ => "?",
+    }
+}
+
+/// The board and the state of play, for a terminal.
+pub fn render(game: &pb::Game) -> String {
+    let mut out = String::new();
+    let cell = |v: i32| match v {
+        0 => "  . ".to_string(),
+        v if v > 0 => format!("{v:>2}X "),
+        v => format!("{:>2}O ", -v),
+    };
+    let points = game
+        .board
+        .as_ref()
+        .map(|b| b.points.clone())
+        .unwrap_or_default();
+    let at = |p: usize| points.get(p - 1).copied().unwrap_or(0);
+    out.push_str(&format!(
+        "game {}  {} {}  version {}  game #{}\n",
+        game.game_id, game.variant, game.variant_version, game.version, game.game_number
+    ));
+    out.push_str(" 13  14  15  16  17  18 | 19  20  21  22  23  24\n");
+    let top: String = (13..=18).map(|p| cell(at(p))).collect::<String>()
+        + "|"
+        + &(19..=24).map(|p| cell(at(p))).collect::<String>();
+    out.push_str(&top);
+    out.push('\n');
+    let bottom: String = (7..=12).rev().map(|p| cell(at(p))).collect::<String>()
+        + "|"
+        + &(1..=6).rev().map(|p| cell(at(p))).collect::<String>();
+    out.push_str(&bottom);
+    out.push('\n');
+    out.push_str(" 12  11  10   9   8   7 |  6   5   4   3   2   1\n");
+    if let Some(b) = &game.board {
+        out.push_str(&format!(
+            "X = white (moves 24 -> 1)   bar: X {} O {}   off: X {} O {}\n",
+            b.white_bar, b.black_bar, b.white_off, b.black_off
+        ));
+        for pin in &b.pins {
+            out.push_str(&format!(
+                "pinned: a {} checker on white's point {}\n",
+                seat_name(pin.pinned),
+                pin.point
+            ));
+        }
+    }
+    let score = game.score.unwrap_or_default();
+    let cube = game.cube.unwrap_or_default();
+    out.push_str(&format!(
+        "score: white {} black {}   cube: {} ({})\n",
+        score.white,
+        score.black,
+        cube.value,
+        match seat_name(cube.owner) {
+            "-" => "centred",
+            owner => owner,
+        }
+    ));
+    out.push_str(&format!(
+        "turn: {}   phase: {}   to act: {}",
+        seat_name(game.turn),
+        phase_name(game.phase),
+        seat_name(game.to_act)
+    ));
+    if let Some(d) = game.dice {
+        out.push_str(&format!("   dice: {}-{}", d.die1, d.die2));
+    }
+    out.push('\n');
+    if !game.position_id.is_empty() {
+        out.push_str(&format!("position id: {}\n", game.position_id));
+    }
+    if !game.legal_plays.is_empty() {
+        let plays: Vec<&str> = game
+            .legal_plays
+            .iter()
+            .map(|p| p.notation.as_str())
+            .collect();
+        out.push_str(&format!(
+            "legal plays ({}): {}\n",
+            plays.len(),
+            plays.join(", ")
+        ));
+    }
+    if let Some(r) = game.results.last() {
+        out.push_str(&format!(
+            "last game: {} won {} point(s) ({}, {})\n",
+            seat_name(r.winner),
+            r.points,
+            r.kind,
+            r.reason
+        ));
+    }
+    if game.phase == pb::Phase::MatchOver as i32 {
+        out.push_str(&format!(
+            "match over: {} wins\n",
+            seat_name(game.match_winner)
+        ));
+    }
+    out
+}
+
+/// Parses `name=value` options.
+pub fn parse_options(options: &[String]) -> Result<BTreeMap<String, String>> {
+    options
+        .iter()
+        .map(|o| match o.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => bail!("options are name=value, not {o:?}"),
+        })
+        .collect()
+}

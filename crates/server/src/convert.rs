@@ -1,0 +1,312 @@
+//! Between the API's messages and the engine's types. Boards go out in
+//! one fixed orientation: white's numbering.
+
+use bg_api::v1 as pb;
+use bg_engine::game::{
+    Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode, ScoringLimit,
+};
+use bg_engine::{BAR, Board, LegalPlay, Move, OFF, Play, Seat, position_id};
+
+use crate::error::ApiError;
+
+pub fn seat(seat: Seat) -> i32 {
+    match seat {
+        Seat::White => pb::Seat::White as i32,
+        Seat::Black => pb::Seat::Black as i32,
+    }
+}
+
+pub fn seat_or_none(seat: Option<Seat>) -> i32 {
+    seat.map_or(pb::Seat::Unspecified as i32, self::seat)
+}
+
+/// The match settings of a request, with every default filled in.
+pub fn settings(request: Option<&pb::MatchSettings>) -> Result<MatchSettings, ApiError> {
+    let default = MatchSettings::default();
+    let Some(s) = request else { return Ok(default) };
+    let cube = match (s.cube_unlimited, s.cube_max) {
+        (true, _) => CubeLimit::Unlimited,
+        (false, Some(0)) => CubeLimit::Off,
+        (false, Some(max)) => CubeLimit::Max(max),
+        (false, None) => default.cube,
+    };
+    let settings = MatchSettings {
+        match_length: s.match_length,
+        money_games: s.money_games.unwrap_or(default.money_games),
+        cube,
+        dead_cube_check: s.dead_cube_check.unwrap_or(default.dead_cube_check),
+        crawford: s.crawford.unwrap_or(default.crawford),
+        jacoby: s.jacoby,
+        beavers: s.beavers,
+        scoring_limit: match pb::ScoringLimit::try_from(s.scoring_limit) {
+            Ok(pb::ScoringLimit::Oin) => ScoringLimit::Oin,
+            Ok(pb::ScoringLimit::Mars) => ScoringLimit::Mars,
+            Ok(pb::ScoringLimit::Cox | pb::ScoringLimit::Unspecified) => ScoringLimit::Cox,
+            Err(_) => {
+                return Err(ApiError::invalid(
+                    "settings.scoring_limit",
+                    "unknown scoring limit",
+                ));
+            }
+        },
+        resignation: match pb::ResignationMode::try_from(s.resignation) {
+            Ok(pb::ResignationMode::Offer) => ResignMode::Offer,
+            Ok(_) => ResignMode::ByPosition,
+            Err(_) => {
+                return Err(ApiError::invalid(
+                    "settings.resignation",
+                    "unknown resignation mode",
+                ));
+            }
+        },
+        draw_on_last_roll: s.draw_on_last_roll,
+        first_move: match pb::FirstMove::try_from(s.first_move) {
+            Ok(pb::FirstMove::Alternate) => FirstMove::Alternate,
+            Ok(pb::FirstMove::Winner) => FirstMove::Winner,
+            Ok(pb::FirstMove::OpeningRoll) => FirstMove::OpeningRoll,
+            Ok(_) => FirstMove::Loser,
+            Err(_) => {
+                return Err(ApiError::invalid(
+                    "settings.first_move",
+                    "unknown first-move rule",
+                ));
+            }
+        },
+    };
+    settings
+        .validate()
+        .map_err(|e| ApiError::invalid("settings", e.to_string()))?;
+    Ok(settings)
+}
+
+fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
+    pb::MatchSettings {
+        match_length: s.match_length,
+        money_games: Some(s.money_games),
+        cube_max: Some(match s.cube {
+            CubeLimit::Off => 0,
+            CubeLimit::Max(max) => max,
+            CubeLimit::Unlimited => 0,
+        }),
+        cube_unlimited: s.cube == CubeLimit::Unlimited,
+        dead_cube_check: Some(s.dead_cube_check),
+        crawford: Some(s.crawford),
+        jacoby: s.jacoby,
+        beavers: s.beavers,
+        scoring_limit: match s.scoring_limit {
+            ScoringLimit::Oin => pb::ScoringLimit::Oin,
+            ScoringLimit::Mars => pb::ScoringLimit::Mars,
+            ScoringLimit::Cox => pb::ScoringLimit::Cox,
+        } as i32,
+        resignation: match s.resignation {
+            ResignMode::ByPosition => pb::ResignationMode::ByPosition,
+            ResignMode::Offer => pb::ResignationMode::Offer,
+        } as i32,
+        draw_on_last_roll: s.draw_on_last_roll,
+        first_move: match s.first_move {
+            FirstMove::Loser => pb::FirstMove::Loser,
+            FirstMove::Alternate => pb::FirstMove::Alternate,
+            FirstMove::Winner => pb::FirstMove::Winner,
+            FirstMove::OpeningRoll => pb::FirstMove::OpeningRoll,
+        } as i32,
+    }
+}
+
+/// The board in white's numbering.
+pub fn board(b: &Board) -> pb::Board {
+    let mut points = vec![0i32; 24];
+    let mut pins = Vec::new();
+    for point in 1..=24u8 {
+        let white = i32::from(b.count(Seat::White, point));
+        let black = i32::from(b.count(Seat::Black, 25 - point));
+        let white_pinned = b.is_pinned(Seat::White, point);
+        let black_pinned = b.is_pinned(Seat::Black, 25 - point);
+        points[usize::from(point - 1)] = match (white_pinned, black_pinned) {
+            (true, _) => -black,
+            (_, true) => white,
+            _ => white - black,
+        };
+        if white_pinned {
+            pins.push(pb::Pin {
+                point: u32::from(point),
+                pinned: pb::Seat::White as i32,
+            });
+        }
+        if black_pinned {
+            pins.push(pb::Pin {
+                point: u32::from(point),
+                pinned: pb::Seat::Black as i32,
+            });
+        }
+    }
+    pb::Board {
+        points,
+        white_bar: u32::from(b.on_bar(Seat::White)),
+        black_bar: u32::from(b.on_bar(Seat::Black)),
+        white_off: u32::from(b.off(Seat::White)),
+        black_off: u32::from(b.off(Seat::Black)),
+        pins,
+    }
+}
+
+pub fn play_out(play: &Play, result: Option<(&Board, Seat)>) -> pb::Play {
+    pb::Play {
+        moves: play
+            .moves()
+            .iter()
+            .map(|m| pb::CheckerMove {
+                from: u32::from(m.from),
+                to: u32::from(m.to),
+            })
+            .collect(),
+        notation: play.to_string(),
+        result_position_id: result
+            .map(|(b, mover)| position_id::encode(b, mover))
+            .unwrap_or_default(),
+    }
+}
+
+/// A play from a request: explicit moves, or notation.
+pub fn play_in(moves: &[pb::CheckerMove], notation: &str) -> Result<Play, ApiError> {
+    if moves.is_empty() {
+        return notation
+            .parse()
+            .map_err(|e| ApiError::invalid("notation", format!("{e}")));
+    }
+    let mut play = Play::EMPTY;
+    for m in moves {
+        let (from, to) = (m.from, m.to);
+        if from == u32::from(OFF) || from > u32::from(BAR) || to >= u32::from(BAR) {
+            return Err(ApiError::invalid(
+                "moves",
+                format!(
+                    "{from}/{to}: points are 1-24, the bar is 25 (from only), off is 0 (to only)"
+                ),
+            ));
+        }
+        if !play.try_push(Move::new(from as u8, to as u8)) {
+            return Err(ApiError::invalid("moves", "a play has at most 4 moves"));
+        }
+    }
+    Ok(play)
+}
+
+pub fn phase(p: Phase) -> i32 {
+    (match p {
+        Phase::Roll => pb::Phase::Roll,
+        Phase::Move => pb::Phase::Move,
+        Phase::CubeOffered => pb::Phase::CubeOffered,
+        Phase::ResignationOffered => pb::Phase::ResignationOffered,
+        Phase::Decision => pb::Phase::Decision,
+        Phase::MatchOver => pb::Phase::MatchOver,
+    }) as i32
+}
+
+/// What the snapshot needs besides the match.
+pub struct GameMeta<'a> {
+    pub game_id: &'a str,
+    pub version: u64,
+    pub variant: &'a str,
+    pub variant_version: &'a str,
+    pub options: &'a std::collections::BTreeMap<String, String>,
+    pub standard_board: bool,
+}
+
+/// The game as clients see it.
+pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPlay]) -> pb::Game {
+    let standard = meta.standard_board;
+    pb::Game {
+        game_id: meta.game_id.to_string(),
+        version: meta.version,
+        variant: meta.variant.to_string(),
+        variant_version: meta.variant_version.to_string(),
+        options: meta
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        settings: Some(settings_out(&m.settings)),
+        board: Some(board(board_now)),
+        turn: seat(m.turn),
+        phase: phase(m.phase),
+        to_act: seat_or_none(m.to_act()),
+        dice: m.dice.map(|d| pb::Dice {
+            die1: u32::from(d.d1),
+            die2: u32::from(d.d2),
+        }),
+        cube: Some(pb::Cube {
+            value: m.cube.value,
+            owner: seat_or_none(m.cube.owner),
+            in_play: m.cube_in_play,
+        }),
+        score: Some(pb::Score {
+            white: m.score[0],
+            black: m.score[1],
+        }),
+        game_number: m.game_number,
+        crawford: if m.settings.is_money() || !m.settings.crawford {
+            pb::Crawford::Unspecified
+        } else {
+            match m.crawford {
+                Crawford::Before => pb::Crawford::NotYet,
+                Crawford::ThisGame => pb::Crawford::ThisGame,
+                Crawford::Post => pb::Crawford::Post,
+            }
+        } as i32,
+        results: m
+            .results
+            .iter()
+            .map(|r| pb::GameResult {
+                game_number: r.game_number,
+                winner: seat_or_none(r.winner),
+                kind: r.kind.clone(),
+                reason: serde_json::to_value(r.reason)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                level: r.level,
+                cube: r.cube,
+                points: r.points,
+            })
+            .collect(),
+        match_winner: seat_or_none(m.winner),
+        position_id: if standard && m.phase != Phase::MatchOver {
+            position_id::encode(board_now, m.turn)
+        } else {
+            String::new()
+        },
+        legal_plays: legal
+            .iter()
+            .map(|lp| play_out(&lp.play, standard.then_some((&lp.result, m.turn))))
+            .collect(),
+        pending_double: m.pending_double.map(|d| pb::PendingDouble {
+            by: seat(d.by),
+            value: d.value,
+            beaver: d.beaver,
+        }),
+        resignation_offer: m.resignation.map(|r| pb::ResignationOffer {
+            by: seat(r.by),
+            level: r.level,
+        }),
+        decision: m.pending_decision.as_ref().map(|d| pb::Decision {
+            seat: seat(d.seat),
+            choices: d.choices.clone(),
+            prompt: d.prompt.clone(),
+        }),
+        last_roll: m.pending_win.is_some(),
+    }
+}
+
+/// An event for the API and the log: its kind, its seat, its fields.
+pub fn event(e: &Event) -> (String, Option<Seat>, String) {
+    let mut value = serde_json::to_value(e).unwrap_or_default();
+    let kind = value
+        .as_object_mut()
+        .and_then(|o| o.remove("event"))
+        .and_then(|k| k.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let seat = value
+        .get("seat")
+        .and_then(|s| serde_json::from_value::<Seat>(s.clone()).ok());
+    (kind, seat, value.to_string())
+}

@@ -1,0 +1,544 @@
+//! The games: loading, acting, storing, and telling watchers.
+//!
+//! Commands on one game are serialised by that game's lock, held from
+//! reading the state to storing the result; the store's compare-and-set
+//! on the version keeps several server processes (replicas) correct too.
+//! A command is answered only after its result is durable.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bg_api::v1 as pb;
+use bg_engine::game::{Command, DiceSource, Event, GameError, Match, Phase, Rules};
+use bg_engine::{LegalPlay, Seat};
+use bg_plugin_host::{PluginHost, VariantRules};
+use bg_store::{EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
+use bg_variant_api::Capabilities;
+use prost::Message;
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use tokio::sync::{broadcast, watch};
+use tonic::Code;
+
+use crate::convert::{self, GameMeta};
+use crate::error::ApiError;
+
+/// Dice from the thread's CSPRNG (ChaCha, seeded by the OS).
+struct ServerDice(rand::rngs::ThreadRng);
+
+impl DiceSource for ServerDice {
+    fn die(&mut self) -> u8 {
+        self.0.random_range(1..=6)
+    }
+}
+
+/// A game in memory, as stored.
+struct Live {
+    record: GameRecord,
+    game: Match,
+    rules: VariantRules,
+}
+
+/// One game's lock and its watchers' channel.
+struct Slot {
+    live: tokio::sync::Mutex<Option<Live>>,
+    updates: broadcast::Sender<Arc<pb::GameUpdate>>,
+}
+
+/// Who is asking for an action, and how to recognise a retry.
+pub struct Action<'a> {
+    pub game_id: &'a str,
+    pub token: Option<&'a str>,
+    pub expected_version: u64,
+    pub request_id: &'a str,
+    /// A digest of the whole request: a retry must match it.
+    pub fingerprint: Vec<u8>,
+    pub command: Command,
+}
+
+pub struct Games<S> {
+    store: S,
+    plugins: Arc<PluginHost>,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// SHA-256 of a request's method and bytes.
+pub fn fingerprint(method: &str, message: &impl Message) -> Vec<u8> {
+    let mut hash = Sha256::new();
+    hash.update(method.as_bytes());
+    hash.update(message.encode_to_vec());
+    hash.finalize().to_vec()
+}
+
+fn token_hash(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+fn new_token() -> String {
+    let bytes: [u8; 32] = rand::rng().random();
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Equal in time independent of where the inputs differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn check_game_id(game_id: &str) -> Result<(), ApiError> {
+    uuid::Uuid::parse_str(game_id)
+        .map(drop)
+        .map_err(|_| ApiError::invalid("game_id", format!("{game_id:?} is not a game id (a UUID)")))
+}
+
+impl Live {
+    fn meta<'a>(&'a self, options: &'a BTreeMap<String, String>) -> GameMeta<'a> {
+        GameMeta {
+            game_id: &self.record.game_id,
+            version: self.record.version,
+            variant: &self.record.variant,
+            variant_version: &self.record.variant_version,
+            options,
+            standard_board: self
+                .rules
+                .plugin
+                .capabilities()
+                .contains(Capabilities::STANDARD_BOARD),
+        }
+    }
+
+    fn legal_plays(&self) -> Result<Vec<LegalPlay>, ApiError> {
+        match (self.game.phase, self.game.dice) {
+            (Phase::Move, Some(dice)) => self
+                .rules
+                .legal_plays(&self.game.variant_state, self.game.turn, dice)
+                .map_err(|e| GameError::Rules(e).into()),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn snapshot(&self) -> Result<pb::Game, ApiError> {
+        let board = self
+            .rules
+            .plugin
+            .board(&self.game.variant_state)
+            .map_err(|e| ApiError::from(GameError::Rules(e.into())))?;
+        let legal = self.legal_plays()?;
+        Ok(convert::game(
+            &self.meta(&self.rules.options),
+            &self.game,
+            &board,
+            &legal,
+        ))
+    }
+
+    /// The seat a token belongs to.
+    fn seat(&self, token: Option<&str>) -> Result<Seat, ApiError> {
+        let token = token.ok_or_else(|| {
+            ApiError::new(
+                Code::Unauthenticated,
+                "TOKEN_MISSING",
+                "actions need a seat token: metadata `authorization: Bearer <token>`",
+            )
+        })?;
+        let hash = token_hash(token);
+        for seat in Seat::BOTH {
+            if same(&hash, &self.record.token_hashes[seat.index()]) {
+                return Ok(seat);
+            }
+        }
+        Err(ApiError::new(
+            Code::PermissionDenied,
+            "TOKEN_INVALID",
+            "this token belongs to no seat of this game",
+        ))
+    }
+}
+
+fn event_records(version: u64, events: &[Event]) -> Vec<EventRecord> {
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let (kind, seat, detail) = convert::event(e);
+            EventRecord {
+                version,
+                index: i as u32,
+                kind,
+                seat: seat.map(|s| s as u8),
+                detail,
+            }
+        })
+        .collect()
+}
+
+fn api_events(records: &[EventRecord]) -> Vec<pb::GameEvent> {
+    records
+        .iter()
+        .map(|e| pb::GameEvent {
+            kind: e.kind.clone(),
+            seat: convert::seat_or_none(e.seat.and_then(Seat::from_index)),
+            detail_json: e.detail.clone(),
+        })
+        .collect()
+}
+
+impl<S: GameStore> Games<S> {
+    pub fn new(store: S, plugins: Arc<PluginHost>, shutdown: watch::Receiver<bool>) -> Games<S> {
+        Games {
+            store,
+            plugins,
+            slots: Mutex::new(HashMap::new()),
+            shutdown,
+        }
+    }
+
+    pub fn plugins(&self) -> &PluginHost {
+        &self.plugins
+    }
+
+    fn slot(&self, game_id: &str) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots
+            .entry(game_id.to_string())
+            .or_insert_with(|| {
+                Arc::new(Slot {
+                    live: tokio::sync::Mutex::new(None),
+                    updates: broadcast::channel(256).0,
+                })
+            })
+            .clone()
+    }
+
+    /// Reads a stored game into memory.
+    async fn load(&self, game_id: &str) -> Result<Live, ApiError> {
+        let record = self
+            .store
+            .load(game_id)
+            .await
+            .map_err(ApiError::store)?
+            .ok_or_else(|| ApiError::not_found(game_id))?;
+        let plugin = self.plugins.get(&record.variant).ok_or_else(|| {
+            ApiError::new(
+                Code::FailedPrecondition,
+                "VARIANT_NOT_LOADED",
+                format!(
+                    "this game's variant `{}` is not loaded on this server",
+                    record.variant
+                ),
+            )
+        })?;
+        if plugin.version() != record.variant_version {
+            tracing::warn!(
+                game_id,
+                variant = %record.variant,
+                started_with = %record.variant_version,
+                loaded = plugin.version(),
+                "game continues on another version of its variant"
+            );
+        }
+        let options: BTreeMap<String, String> =
+            serde_json::from_str(&record.options).map_err(corrupt)?;
+        let game: Match = serde_json::from_str(&record.state).map_err(corrupt)?;
+        Ok(Live {
+            rules: VariantRules::new(plugin, options),
+            record,
+            game,
+        })
+    }
+
+    pub async fn new_game(
+        &self,
+        request: &pb::NewGameRequest,
+    ) -> Result<pb::NewGameResponse, ApiError> {
+        let fingerprint = fingerprint("NewGame", request);
+        if !request.request_id.is_empty()
+            && let Some(previous) = self
+                .store
+                .request(NEW_GAME_SCOPE, &request.request_id)
+                .await
+                .map_err(ApiError::store)?
+        {
+            return replay(&previous, &fingerprint);
+        }
+        let plugin = self.plugins.get(&request.variant).ok_or_else(|| {
+            let known: Vec<String> = self
+                .plugins
+                .plugins()
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect();
+            ApiError::invalid(
+                "variant",
+                format!(
+                    "unknown variant {:?} (loaded: {})",
+                    request.variant,
+                    known.join(", ")
+                ),
+            )
+        })?;
+        let settings = convert::settings(request.settings.as_ref())?;
+        let options: BTreeMap<String, String> = request
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let rules = VariantRules::new(plugin.clone(), options.clone());
+        let (game, events) =
+            Match::new(settings, &rules, &mut ServerDice(rand::rng())).map_err(|e| {
+                let api = ApiError::from(e);
+                if api.code == Code::InvalidArgument {
+                    ApiError {
+                        reason: "INVALID_OPTION",
+                        ..api
+                    }
+                    .with("field", "options")
+                } else {
+                    api
+                }
+            })?;
+        let tokens = [new_token(), new_token()];
+        let record = GameRecord {
+            game_id: uuid::Uuid::new_v4().to_string(),
+            variant: plugin.name().to_string(),
+            variant_version: plugin.version().to_string(),
+            options: serde_json::to_string(&options).map_err(corrupt)?,
+            version: 1,
+            state: serde_json::to_string(&game).map_err(corrupt)?,
+            token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
+        };
+        let live = Live {
+            record,
+            game,
+            rules,
+        };
+        let response = pb::NewGameResponse {
+            game: Some(live.snapshot()?),
+            white_token: tokens[0].clone(),
+            black_token: tokens[1].clone(),
+        };
+        let request_record = (!request.request_id.is_empty()).then(|| RequestRecord {
+            scope: NEW_GAME_SCOPE.to_string(),
+            request_id: request.request_id.clone(),
+            fingerprint,
+            response: response.encode_to_vec(),
+        });
+        let records = event_records(1, &events);
+        match self
+            .store
+            .create(&live.record, &records, request_record.as_ref())
+            .await
+        {
+            Ok(()) => {}
+            Err(StoreError::Duplicate) if request_record.is_some() => {
+                // The same request id won a race: answer as it did.
+                let previous = self
+                    .store
+                    .request(NEW_GAME_SCOPE, &request.request_id)
+                    .await
+                    .map_err(ApiError::store)?
+                    .ok_or_else(|| ApiError::store(StoreError::Duplicate))?;
+                return replay(&previous, &request_record.expect("checked").fingerprint);
+            }
+            Err(e) => return Err(ApiError::store(e)),
+        }
+        tracing::info!(game_id = %live.record.game_id, variant = %live.record.variant, "game created");
+        let slot = self.slot(&live.record.game_id);
+        *slot.live.lock().await = Some(live);
+        Ok(response)
+    }
+
+    pub async fn get(&self, game_id: &str) -> Result<pb::Game, ApiError> {
+        check_game_id(game_id)?;
+        let slot = self.slot(game_id);
+        let mut live = slot.live.lock().await;
+        if live.is_none() {
+            *live = Some(self.load(game_id).await?);
+        }
+        live.as_ref().expect("loaded").snapshot()
+    }
+
+    /// Applies an action for the seat its token belongs to.
+    pub async fn act(&self, action: Action<'_>) -> Result<pb::Game, ApiError> {
+        check_game_id(action.game_id)?;
+        let slot = self.slot(action.game_id);
+        let mut guard = slot.live.lock().await;
+        if guard.is_none() {
+            *guard = Some(self.load(action.game_id).await?);
+        }
+        let live = guard.as_mut().expect("loaded");
+        let seat = live.seat(action.token)?;
+        let scope = format!("{}/{}", action.game_id, seat);
+        if !action.request_id.is_empty()
+            && let Some(previous) = self
+                .store
+                .request(&scope, action.request_id)
+                .await
+                .map_err(ApiError::store)?
+        {
+            return replay(&previous, &action.fingerprint);
+        }
+        if action.expected_version != live.record.version {
+            return Err(ApiError::version_mismatch(
+                live.record.version,
+                action.expected_version,
+            ));
+        }
+        let mut game = live.game.clone();
+        let events = game.apply(
+            seat,
+            &action.command,
+            &live.rules,
+            &mut ServerDice(rand::rng()),
+        )?;
+        if events.is_empty() {
+            // Nothing changed (a second Roll in one turn): no new version.
+            return live.snapshot();
+        }
+        let expected = live.record.version;
+        let mut record = live.record.clone();
+        record.version = expected + 1;
+        record.state = serde_json::to_string(&game).map_err(corrupt)?;
+        let next = Live {
+            record,
+            game,
+            rules: live.rules.clone(),
+        };
+        let snapshot = next.snapshot()?;
+        let records = event_records(next.record.version, &events);
+        let request = (!action.request_id.is_empty()).then(|| RequestRecord {
+            scope,
+            request_id: action.request_id.to_string(),
+            fingerprint: action.fingerprint.clone(),
+            response: snapshot.encode_to_vec(),
+        });
+        if let Err(e) = self
+            .store
+            .commit(&next.record, expected, &records, request.as_ref())
+            .await
+        {
+            // Another process may have written: read the game again next time.
+            *guard = None;
+            return Err(ApiError::store(e));
+        }
+        tracing::debug!(game_id = action.game_id, %seat, version = next.record.version, "action applied");
+        let update = Arc::new(pb::GameUpdate {
+            version: next.record.version,
+            events: api_events(&records),
+            game: Some(snapshot.clone()),
+        });
+        *live = next;
+        // Nobody watching is fine.
+        let _ = slot.updates.send(update);
+        Ok(snapshot)
+    }
+
+    /// The updates after `from_version`, then live ones, until the client
+    /// goes away or the server shuts down.
+    pub async fn watch(
+        &self,
+        game_id: &str,
+        from_version: u64,
+    ) -> Result<tokio::sync::mpsc::Receiver<Result<pb::GameUpdate, tonic::Status>>, ApiError> {
+        check_game_id(game_id)?;
+        let slot = self.slot(game_id);
+        // Subscribe while holding the game: nothing can slip in between.
+        let (mut updates, current, snapshot) = {
+            let mut live = slot.live.lock().await;
+            if live.is_none() {
+                *live = Some(self.load(game_id).await?);
+            }
+            let live = live.as_ref().expect("loaded");
+            (
+                slot.updates.subscribe(),
+                live.record.version,
+                live.snapshot()?,
+            )
+        };
+        let past = self
+            .store
+            .events_after(game_id, from_version)
+            .await
+            .map_err(ApiError::store)?;
+        let mut catch_up: Vec<pb::GameUpdate> = Vec::new();
+        for record in past.iter().filter(|e| e.version <= current) {
+            match catch_up.last_mut() {
+                Some(update) if update.version == record.version => update
+                    .events
+                    .extend(api_events(std::slice::from_ref(record))),
+                _ => catch_up.push(pb::GameUpdate {
+                    version: record.version,
+                    events: api_events(std::slice::from_ref(record)),
+                    game: None,
+                }),
+            }
+        }
+        match catch_up.last_mut() {
+            Some(last) if last.version == current => last.game = Some(snapshot),
+            _ => catch_up.push(pb::GameUpdate {
+                version: current,
+                events: Vec::new(),
+                game: Some(snapshot),
+            }),
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let mut shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            for update in catch_up {
+                if tx.send(Ok(update)).await.is_err() {
+                    return;
+                }
+            }
+            loop {
+                tokio::select! {
+                    _ = shutdown.changed() => {
+                        let _ = tx.send(Err(tonic::Status::unavailable("the server is shutting down; resume from the last version seen"))).await;
+                        return;
+                    }
+                    update = updates.recv() => match update {
+                        Ok(update) if update.version > current => {
+                            if tx.send(Ok((*update).clone())).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            let _ = tx.send(Err(tonic::Status::resource_exhausted("this watcher fell behind; resume from the last version seen"))).await;
+                            return;
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                    _ = tx.closed() => return,
+                }
+            }
+        });
+        Ok(rx)
+    }
+}
+
+/// The stored answer to a retried request, if it is the same request.
+fn replay<M: Message + Default>(
+    previous: &RequestRecord,
+    fingerprint: &[u8],
+) -> Result<M, ApiError> {
+    if previous.fingerprint != fingerprint {
+        return Err(ApiError::new(
+            Code::InvalidArgument,
+            "REQUEST_ID_REUSED",
+            "this request_id was used for another request",
+        )
+        .with("field", "request_id"));
+    }
+    M::decode(previous.response.as_slice()).map_err(corrupt)
+}
+
+fn corrupt(e: impl std::fmt::Display) -> ApiError {
+    tracing::error!(error = %e, "stored data could not be read");
+    ApiError::new(
+        Code::Internal,
+        "STORAGE_CORRUPT",
+        "stored data could not be read",
+    )
+}

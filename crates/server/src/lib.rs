@@ -1,0 +1,155 @@
+//! The backgammon game service: tonic services over the match engine,
+//! the plugin host and the game store.
+//!
+//! This crate owns the API's behaviour: authentication by seat token,
+//! optimistic concurrency, idempotent retries, durability before answers,
+//! health, reflection and graceful shutdown. It never knows a variant's
+//! rules (those come from plugins) and never computes legality itself.
+
+pub mod convert;
+pub mod error;
+pub mod games;
+pub mod service;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use bg_api::v1::game_service_server::GameServiceServer;
+use bg_plugin_host::PluginHost;
+use bg_store::{Durability, SqliteStore};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::ServingStatus;
+
+/// Requests larger than this are refused: game messages are small.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// How the server is set up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub plugin_dir: PathBuf,
+    pub data_dir: PathBuf,
+    pub durability: Durability,
+    /// How often the plugin folder is scanned for new plugins.
+    pub plugin_scan_interval: Duration,
+}
+
+/// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
+/// calls in flight finish, then returns.
+pub async fn run(
+    config: Config,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
+    health
+        .set_not_serving::<GameServiceServer<service::Service<SqliteStore>>>()
+        .await;
+
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
+    let database = config.data_dir.join("games.db");
+    let store = SqliteStore::open(&database, config.durability)
+        .await
+        .with_context(|| format!("opening {}", database.display()))?;
+    let plugins = Arc::new(PluginHost::new(&config.plugin_dir));
+    let report = plugins
+        .scan()
+        .with_context(|| format!("reading plugin folder {}", config.plugin_dir.display()))?;
+    tracing::info!(
+        loaded = report.loaded.len(),
+        skipped = report.skipped.len(),
+        folder = %config.plugin_dir.display(),
+        "plugins scanned"
+    );
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(rescan_plugins(
+        plugins.clone(),
+        config.plugin_scan_interval,
+        stop_rx.clone(),
+    ));
+
+    let games = Arc::new(games::Games::new(store, plugins, stop_rx));
+    let game_service = GameServiceServer::new(service::Service::new(games))
+        .max_decoding_message_size(MAX_MESSAGE_BYTES);
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(bg_api::v1::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .context("building the reflection service")?;
+
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    let address = listener.local_addr()?;
+    health.set_service_status("", ServingStatus::Serving).await;
+    health
+        .set_serving::<GameServiceServer<service::Service<SqliteStore>>>()
+        .await;
+    // A stable line that scripts and test containers wait for.
+    tracing::info!(%address, "listening");
+    println!("backgammond listening on {address}");
+
+    let stopping = async {
+        shutdown.await;
+        tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
+        health
+            .set_service_status("", ServingStatus::NotServing)
+            .await;
+        health
+            .set_not_serving::<GameServiceServer<service::Service<SqliteStore>>>()
+            .await;
+        let _ = stop_tx.send(true);
+    };
+    Server::builder()
+        .timeout(Duration::from_secs(30))
+        .concurrency_limit_per_connection(256)
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(game_service)
+        .serve_with_incoming_shutdown(
+            // Answers are written at once: without TCP_NODELAY, Nagle's
+            // algorithm meets delayed ACKs and adds ~40 ms to larger replies.
+            TcpIncoming::from(listener)
+                .with_nodelay(Some(true))
+                .with_keepalive(Some(Duration::from_secs(60))),
+            stopping,
+        )
+        .await
+        .context("serving")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Picks up plugin files dropped into the folder while the server runs.
+async fn rescan_plugins(
+    plugins: Arc<PluginHost>,
+    every: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+        let host = plugins.clone();
+        // Loading runs plugin code and touches the disk: off the async threads.
+        match tokio::task::spawn_blocking(move || host.scan()).await {
+            Ok(Ok(report)) => {
+                for plugin in report.loaded {
+                    tracing::info!(variant = plugin.name(), "new variant available");
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "cannot read the plugin folder"),
+            Err(e) => tracing::error!(error = %e, "plugin scan failed"),
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! `backgammond`: the game service.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use bg_server::{Config, run};
+use bg_store::Durability;
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "backgammond",
+    version,
+    about = "The backgammon game service (gRPC)"
+)]
+struct Cli {
+    /// Address to listen on.
+    #[arg(long, env = "BACKGAMMON_LISTEN", default_value = "127.0.0.1:50051")]
+    listen: SocketAddr,
+    /// Folder of variant plugins; new files are picked up while running.
+    #[arg(long, env = "BACKGAMMON_PLUGIN_DIR", default_value = "target/plugins")]
+    plugin_dir: PathBuf,
+    /// Folder for the games database (created if missing).
+    #[arg(long, env = "BACKGAMMON_DATA_DIR", default_value = "data")]
+    data_dir: PathBuf,
+    /// `full`: every answered action survives a power cut; `normal`: it
+    /// survives a killed process.
+    #[arg(long, env = "BACKGAMMON_DURABILITY", value_enum, default_value_t = DurabilityArg::Full)]
+    durability: DurabilityArg,
+    /// Seconds between scans of the plugin folder.
+    #[arg(long, env = "BACKGAMMON_PLUGIN_SCAN_SECONDS", default_value_t = 2.0)]
+    plugin_scan_seconds: f64,
+    /// Log format.
+    #[arg(long, env = "BACKGAMMON_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+#[derive(Subcommand)]
+enum Sub {
+    /// Exits 0 if the server at --listen reports SERVING, 1 otherwise (for
+    /// container health checks).
+    Healthcheck,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DurabilityArg {
+    Full,
+    Normal,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    match cli.log_format {
+        LogFormat::Text => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_writer(std::io::stderr)
+            .init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init(),
+    }
+    let runtime = tokio::runtime::Runtime::new()?;
+    match cli.command {
+        Some(Sub::Healthcheck) => {
+            let serving = runtime.block_on(healthcheck(cli.listen));
+            std::process::exit(if serving { 0 } else { 1 });
+        }
+        None => {
+            let config = Config {
+                listen: cli.listen,
+                plugin_dir: cli.plugin_dir,
+                data_dir: cli.data_dir,
+                durability: match cli.durability {
+                    DurabilityArg::Full => Durability::Full,
+                    DurabilityArg::Normal => Durability::Normal,
+                },
+                plugin_scan_interval: Duration::from_secs_f64(cli.plugin_scan_seconds.max(0.1)),
+            };
+            runtime.block_on(run(config, termination()))
+        }
+    }
+}
+
+/// SIGTERM or SIGINT (a process running as PID 1 gets no default handling).
+async fn termination() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("installing the SIGTERM handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+async fn healthcheck(listen: SocketAddr) -> bool {
+    use tonic_health::pb::health_client::HealthClient;
+    use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
+    // A server listening on all interfaces is reached on loopback.
+    let host = if listen.ip().is_unspecified() {
+        SocketAddr::new([127, 0, 0, 1].into(), listen.port())
+    } else {
+        listen
+    };
+    let check = async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{host}"))
+            .ok()?
+            .connect()
+            .await
+            .ok()?;
+        let mut client = HealthClient::new(channel);
+        let response = client
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .ok()?;
+        Some(response.into_inner().status == ServingStatus::Serving as i32)
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(5), check).await,
+        Ok(Some(true))
+    )
+}

@@ -1,0 +1,256 @@
+//! The `backgammon.v1.GameService` RPCs: each reads its request, checks
+//! it, and hands a command to [`Games`].
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bg_api::v1 as pb;
+use bg_api::v1::game_service_server::GameService;
+use bg_engine::game::Command;
+use bg_store::GameStore;
+use bg_variant_api::Capabilities;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use crate::convert;
+use crate::error::ApiError;
+use crate::games::{Action, Games, fingerprint};
+
+pub struct Service<S> {
+    games: Arc<Games<S>>,
+}
+
+impl<S> Service<S> {
+    pub fn new(games: Arc<Games<S>>) -> Self {
+        Service { games }
+    }
+}
+
+/// The seat token of a request: `authorization: Bearer <token>`.
+fn bearer<T>(request: &Request<T>) -> Option<String> {
+    let value = request.metadata().get("authorization")?.to_str().ok()?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))?;
+    Some(token.trim().to_string())
+}
+
+fn require_version(expected_version: u64) -> Result<u64, ApiError> {
+    if expected_version == 0 {
+        return Err(ApiError::invalid(
+            "expected_version",
+            "give the version of the game you acted on (Game.version)",
+        ));
+    }
+    Ok(expected_version)
+}
+
+impl<S: GameStore> Service<S> {
+    async fn act<M: prost::Message>(
+        &self,
+        method: &str,
+        request: &Request<M>,
+        game_id: &str,
+        expected_version: u64,
+        request_id: &str,
+        command: Command,
+    ) -> Result<Response<pb::Game>, Status> {
+        let token = bearer(request);
+        let action = Action {
+            game_id,
+            token: token.as_deref(),
+            expected_version: require_version(expected_version)?,
+            request_id,
+            fingerprint: fingerprint(method, request.get_ref()),
+            command,
+        };
+        let span = tracing::info_span!("action", %game_id, method, request_id);
+        Ok(Response::new(
+            self.games.act(action).instrument(span).await?,
+        ))
+    }
+}
+
+type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::GameUpdate, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl<S: GameStore> GameService for Service<S> {
+    async fn list_variants(
+        &self,
+        _: Request<pb::ListVariantsRequest>,
+    ) -> Result<Response<pb::ListVariantsResponse>, Status> {
+        let variants = self
+            .games
+            .plugins()
+            .plugins()
+            .iter()
+            .map(|p| {
+                let info = p.info();
+                let caps = p.capabilities();
+                pb::Variant {
+                    name: info.name.clone(),
+                    version: info.version.clone(),
+                    description: info.description.clone(),
+                    options: info
+                        .options
+                        .iter()
+                        .map(|o| pb::VariantOption {
+                            name: o.name.clone(),
+                            description: o.description.clone(),
+                            allowed_values: o.allowed_values.clone(),
+                            default_value: o.default_value.clone(),
+                        })
+                        .collect(),
+                    cube: caps.contains(Capabilities::CUBE),
+                    draws: caps.contains(Capabilities::DRAWS),
+                    standard_board: caps.contains(Capabilities::STANDARD_BOARD),
+                }
+            })
+            .collect();
+        Ok(Response::new(pb::ListVariantsResponse { variants }))
+    }
+
+    async fn new_game(
+        &self,
+        request: Request<pb::NewGameRequest>,
+    ) -> Result<Response<pb::NewGameResponse>, Status> {
+        Ok(Response::new(self.games.new_game(request.get_ref()).await?))
+    }
+
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        Ok(Response::new(
+            self.games.get(&request.get_ref().game_id).await?,
+        ))
+    }
+
+    async fn legal_plays(
+        &self,
+        request: Request<pb::LegalPlaysRequest>,
+    ) -> Result<Response<pb::LegalPlaysResponse>, Status> {
+        let game = self.games.get(&request.get_ref().game_id).await?;
+        Ok(Response::new(pb::LegalPlaysResponse {
+            version: game.version,
+            seat: if game.phase == pb::Phase::Move as i32 {
+                game.turn
+            } else {
+                0
+            },
+            dice: game.dice,
+            plays: game.legal_plays,
+        }))
+    }
+
+    async fn roll(&self, request: Request<pb::RollRequest>) -> Result<Response<pb::Game>, Status> {
+        let r = request.get_ref();
+        self.act(
+            "Roll",
+            &request,
+            &r.game_id,
+            r.expected_version,
+            &r.request_id,
+            Command::Roll,
+        )
+        .await
+    }
+
+    async fn r#move(
+        &self,
+        request: Request<pb::MoveRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        let r = request.get_ref();
+        let play = convert::play_in(&r.moves, &r.notation)?;
+        self.act(
+            "Move",
+            &request,
+            &r.game_id,
+            r.expected_version,
+            &r.request_id,
+            Command::Move { play },
+        )
+        .await
+    }
+
+    async fn double(
+        &self,
+        request: Request<pb::DoubleRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        let r = request.get_ref();
+        let command = match pb::DoubleAction::try_from(r.action) {
+            Ok(pb::DoubleAction::Offer) => Command::Double,
+            Ok(pb::DoubleAction::Take) => Command::Take,
+            Ok(pb::DoubleAction::Drop) => Command::Drop,
+            Ok(pb::DoubleAction::Beaver) => Command::Beaver,
+            _ => {
+                return Err(ApiError::invalid("action", "give OFFER, TAKE, DROP or BEAVER").into());
+            }
+        };
+        self.act(
+            "Double",
+            &request,
+            &r.game_id,
+            r.expected_version,
+            &r.request_id,
+            command,
+        )
+        .await
+    }
+
+    async fn resign(
+        &self,
+        request: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        let r = request.get_ref();
+        let command = match pb::ResignAction::try_from(r.action) {
+            Ok(pb::ResignAction::Resign) => Command::Resign {
+                level: (r.level != 0).then_some(r.level),
+            },
+            Ok(pb::ResignAction::Accept) => Command::AcceptResignation,
+            Ok(pb::ResignAction::Decline) => Command::DeclineResignation,
+            _ => return Err(ApiError::invalid("action", "give RESIGN, ACCEPT or DECLINE").into()),
+        };
+        self.act(
+            "Resign",
+            &request,
+            &r.game_id,
+            r.expected_version,
+            &r.request_id,
+            command,
+        )
+        .await
+    }
+
+    async fn decide(
+        &self,
+        request: Request<pb::DecideRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        let r = request.get_ref();
+        let command = Command::Decide {
+            choice: r.choice.clone(),
+        };
+        self.act(
+            "Decide",
+            &request,
+            &r.game_id,
+            r.expected_version,
+            &r.request_id,
+            command,
+        )
+        .await
+    }
+
+    type WatchGameStream = WatchStream;
+
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<WatchStream>, Status> {
+        let r = request.get_ref();
+        let updates = self.games.watch(&r.game_id, r.from_version).await?;
+        Ok(Response::new(Box::pin(ReceiverStream::new(updates))))
+    }
+}
