@@ -7,6 +7,8 @@
 //! no test links them. Tests load them through the plugin host, as the
 //! server does.
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -38,6 +38,9 @@ pub struct Config {
     pub durability: Durability,
     /// How often the plugin folder is scanned for new plugins.
     pub plugin_scan_interval: Duration,
+    /// After a shutdown signal, how long calls in flight may take before
+    /// the server stops anyway.
+    pub shutdown_grace: Duration,
 }
 
 /// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
@@ -98,7 +101,8 @@ pub async fn run(
     tracing::info!(%address, "listening");
     println!("backgammond listening on {address}");
 
-    let stopping = async {
+    let (begun_tx, mut begun) = watch::channel(false);
+    let stopping = async move {
         shutdown.await;
         tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
         health
@@ -108,8 +112,9 @@ pub async fn run(
             .set_not_serving::<GameServiceServer<service::Service<SqliteStore>>>()
             .await;
         let _ = stop_tx.send(true);
+        let _ = begun_tx.send(true);
     };
-    Server::builder()
+    let serving = Server::builder()
         .timeout(Duration::from_secs(30))
         .concurrency_limit_per_connection(256)
         .add_service(health_service)
@@ -122,9 +127,18 @@ pub async fn run(
                 .with_nodelay(Some(true))
                 .with_keepalive(Some(Duration::from_secs(60))),
             stopping,
-        )
-        .await
-        .context("serving")?;
+        );
+    // Clients that never close their connections must not hold the
+    // process past the grace period.
+    let grace = config.shutdown_grace;
+    let deadline = async move {
+        let _ = begun.wait_for(|&b| b).await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::select! {
+        served = serving => served.context("serving")?,
+        _ = deadline => tracing::warn!(?grace, "calls still open after the grace period; stopping anyway"),
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -32,6 +32,13 @@ struct Cli {
     /// Seconds between scans of the plugin folder.
     #[arg(long, env = "BACKGAMMON_PLUGIN_SCAN_SECONDS", default_value_t = 2.0)]
     plugin_scan_seconds: f64,
+    /// Seconds calls in flight may take to finish after SIGTERM.
+    #[arg(
+        long,
+        env = "BACKGAMMON_SHUTDOWN_GRACE_SECONDS",
+        default_value_t = 10.0
+    )]
+    shutdown_grace_seconds: f64,
     /// Log format.
     #[arg(long, env = "BACKGAMMON_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -90,6 +97,7 @@ fn main() -> Result<()> {
                     DurabilityArg::Normal => Durability::Normal,
                 },
                 plugin_scan_interval: Duration::from_secs_f64(cli.plugin_scan_seconds.max(0.1)),
+                shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace_seconds.max(0.0)),
             };
             runtime.block_on(run(config, termination()))
         }

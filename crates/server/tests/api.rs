@@ -1,0 +1,726 @@
+//! The service end to end: a real `backgammond` process on a free port,
+//! a real SQLite file, the real standard plugin loaded from its file, and
+//! a real gRPC client.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bg_api::v1 as pb;
+use bg_api::v1::game_service_client::GameServiceClient;
+use bg_tests::plugin_dir;
+use bg_tests::server::ServerProcess;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+use tonic_types::StatusExt;
+
+type Client = GameServiceClient<Channel>;
+
+struct Fixture {
+    server: ServerProcess,
+    _plugins: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+fn start() -> Fixture {
+    let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let data = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+    );
+    Fixture {
+        server,
+        _plugins: plugins,
+        _data: data,
+    }
+}
+
+async fn connect(addr: &str) -> Client {
+    GameServiceClient::connect(addr.to_string())
+        .await
+        .expect("connect")
+}
+
+fn with_token<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    request
+}
+
+fn reason(status: &Status) -> String {
+    status
+        .get_details_error_info()
+        .map(|i| i.reason)
+        .unwrap_or_default()
+}
+
+struct Game {
+    game: pb::Game,
+    tokens: [String; 2],
+}
+
+impl Game {
+    fn id(&self) -> String {
+        self.game.game_id.clone()
+    }
+
+    fn token_of(&self, seat: i32) -> &str {
+        if seat == pb::Seat::White as i32 {
+            &self.tokens[0]
+        } else {
+            &self.tokens[1]
+        }
+    }
+
+    fn to_act_token(&self) -> &str {
+        self.token_of(self.game.to_act)
+    }
+}
+
+async fn new_game(client: &mut Client, settings: pb::MatchSettings) -> Game {
+    let response = client
+        .new_game(pb::NewGameRequest {
+            variant: "standard".into(),
+            settings: Some(settings),
+            ..Default::default()
+        })
+        .await
+        .expect("NewGame")
+        .into_inner();
+    Game {
+        game: response.game.unwrap(),
+        tokens: [response.white_token, response.black_token],
+    }
+}
+
+fn roll(g: &Game, request_id: &str) -> Request<pb::RollRequest> {
+    with_token(
+        pb::RollRequest {
+            game_id: g.id(),
+            expected_version: g.game.version,
+            request_id: request_id.into(),
+        },
+        g.to_act_token(),
+    )
+}
+
+fn move_request(g: &Game, notation: &str, request_id: &str) -> pb::MoveRequest {
+    pb::MoveRequest {
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: request_id.into(),
+        notation: notation.into(),
+        moves: Vec::new(),
+    }
+}
+
+/// Plays the next action of whoever must act, choosing at random among
+/// the legal plays; takes doubles; doubles now and then.
+async fn step(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
+    let id = g.id();
+    let version = g.game.version;
+    let token = g.to_act_token().to_string();
+    let next = match pb::Phase::try_from(g.game.phase).unwrap() {
+        pb::Phase::Roll if rng.random_bool(0.05) && g.game.cube.is_some_and(|c| c.in_play) => {
+            let offer = pb::DoubleRequest {
+                game_id: id.clone(),
+                expected_version: version,
+                request_id: String::new(),
+                action: pb::DoubleAction::Offer as i32,
+            };
+            match client.double(with_token(offer, &token)).await {
+                Ok(r) => r.into_inner(),
+                // The cube may not be available (owner, dead cube): roll.
+                Err(s) if s.code() == Code::FailedPrecondition => {
+                    client.roll(roll(g, "")).await.unwrap().into_inner()
+                }
+                Err(s) => panic!("{s:?}"),
+            }
+        }
+        pb::Phase::Roll => client.roll(roll(g, "")).await.unwrap().into_inner(),
+        pb::Phase::Move => {
+            let plays = &g.game.legal_plays;
+            let play = plays[rng.random_range(0..plays.len())].notation.clone();
+            client
+                .r#move(with_token(move_request(g, &play, ""), &token))
+                .await
+                .unwrap()
+                .into_inner()
+        }
+        pb::Phase::CubeOffered => {
+            let action = if rng.random_bool(0.8) {
+                pb::DoubleAction::Take
+            } else {
+                pb::DoubleAction::Drop
+            };
+            let answer = pb::DoubleRequest {
+                game_id: id,
+                expected_version: version,
+                request_id: String::new(),
+                action: action as i32,
+            };
+            client
+                .double(with_token(answer, &token))
+                .await
+                .unwrap()
+                .into_inner()
+        }
+        other => panic!("unexpected phase {other:?}"),
+    };
+    assert_eq!(
+        next.version,
+        version + 1,
+        "each action raises the version by one"
+    );
+    g.game = next;
+}
+
+#[tokio::test]
+async fn a_complete_match_to_three_points_through_the_api() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut g = new_game(
+        &mut client,
+        pb::MatchSettings {
+            match_length: 3,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(g.game.version, 1);
+    assert_eq!(g.game.crawford, pb::Crawford::NotYet as i32);
+    let mut actions = 0;
+    while g.game.phase != pb::Phase::MatchOver as i32 {
+        step(&mut client, &mut g, &mut rng).await;
+        actions += 1;
+        assert!(actions < 5_000, "the match ends");
+    }
+    let score = g.game.score.unwrap();
+    let winner = g.game.match_winner;
+    assert!(score.white >= 3 || score.black >= 3);
+    let winner_score = if winner == pb::Seat::White as i32 {
+        score.white
+    } else {
+        score.black
+    };
+    assert!(winner_score >= 3, "{score:?} won by {winner}");
+    let points: u32 = g.game.results.iter().map(|r| r.points).sum();
+    assert_eq!(points, score.white + score.black);
+
+    // The stored game says the same; the event log replays every version.
+    let stored = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(stored, g.game);
+    let mut updates = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.id(),
+            from_version: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut versions = Vec::new();
+    while versions.last() != Some(&g.game.version) {
+        let update = updates.message().await.unwrap().expect("an update");
+        assert!(!update.events.is_empty());
+        versions.push(update.version);
+    }
+    assert_eq!(versions, (1..=g.game.version).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn concurrent_conflicting_moves_apply_exactly_one() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    // The opening roll is thrown at NewGame: the starter is to move.
+    assert_eq!(g.game.phase, pb::Phase::Move as i32);
+    let token = g.to_act_token().to_string();
+    let g = Arc::new(g);
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let mut client = client.clone();
+            let g = g.clone();
+            let token = token.clone();
+            tokio::spawn(async move {
+                let plays = &g.game.legal_plays;
+                let play = plays[i % plays.len()].notation.clone();
+                client
+                    .r#move(with_token(move_request(&g, &play, ""), &token))
+                    .await
+            })
+        })
+        .collect();
+    let mut applied = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(game) => {
+                applied += 1;
+                assert_eq!(game.into_inner().version, 2);
+            }
+            Err(status) => {
+                assert_eq!(status.code(), Code::Aborted, "{status:?}");
+                assert_eq!(reason(&status), "VERSION_MISMATCH");
+                let info = status.get_details_error_info().unwrap();
+                assert_eq!(
+                    info.metadata.get("current_version").map(String::as_str),
+                    Some("2")
+                );
+            }
+        }
+    }
+    assert_eq!(applied, 1);
+    let game = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(game.version, 2);
+}
+
+#[tokio::test]
+async fn a_retry_with_the_same_request_id_returns_the_first_answer() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let token = g.to_act_token().to_string();
+    let play = g.game.legal_plays[0].notation.clone();
+    let first = client
+        .r#move(with_token(move_request(&g, &play, "req-1"), &token))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first.version, 2);
+    // The same request again (its expected_version is now stale): the
+    // first answer, and nothing applied twice.
+    let again = client
+        .r#move(with_token(move_request(&g, &play, "req-1"), &token))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again, first);
+    // The same id for another request is refused.
+    let other = g.game.legal_plays.last().unwrap().notation.clone();
+    let status = client
+        .r#move(with_token(move_request(&g, &other, "req-1"), &token))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::InvalidArgument, "REQUEST_ID_REUSED")
+    );
+    let game = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(game.version, 2);
+
+    // NewGame too: a retry returns the same game and tokens.
+    let request = pb::NewGameRequest {
+        variant: "standard".into(),
+        request_id: "new-1".into(),
+        ..Default::default()
+    };
+    let a = client.new_game(request.clone()).await.unwrap().into_inner();
+    let b = client.new_game(request).await.unwrap().into_inner();
+    assert_eq!(a, b);
+
+    // Rolling twice in one turn shows the same dice and changes nothing.
+    let mut g2 = Game {
+        game: first,
+        tokens: g.tokens.clone(),
+    };
+    let rolled = client.roll(roll(&g2, "")).await.unwrap().into_inner();
+    g2.game = rolled.clone();
+    if rolled.phase == pb::Phase::Move as i32 {
+        let mut stale = roll(&g2, "");
+        stale.get_mut().expected_version = rolled.version;
+        let shown = client.roll(stale).await.unwrap().into_inner();
+        assert_eq!((shown.version, shown.dice), (rolled.version, rolled.dice));
+    }
+}
+
+#[tokio::test]
+async fn no_seat_can_act_without_its_token() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let other_game = new_game(&mut client, pb::MatchSettings::default()).await;
+    let play = g.game.legal_plays[0].notation.clone();
+    let request = move_request(&g, &play, "");
+
+    let status = client
+        .r#move(Request::new(request.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Unauthenticated, "TOKEN_MISSING")
+    );
+    for token in ["not-a-token", other_game.to_act_token()] {
+        let status = client
+            .r#move(with_token(request.clone(), token))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (Code::PermissionDenied, "TOKEN_INVALID")
+        );
+    }
+    // The other seat's own token: a real seat, but not on turn.
+    let waiting = g.token_of(if g.game.to_act == pb::Seat::White as i32 {
+        pb::Seat::Black as i32
+    } else {
+        pb::Seat::White as i32
+    });
+    let status = client
+        .r#move(with_token(request.clone(), waiting))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::FailedPrecondition, "NOT_YOUR_TURN")
+    );
+    let game = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(game, g.game, "nothing changed");
+}
+
+#[tokio::test]
+async fn malformed_requests_get_their_status_and_change_nothing() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let token = g.to_act_token().to_string();
+
+    let unknown = client
+        .get_game(pb::GetGameRequest {
+            game_id: "00000000-0000-4000-8000-000000000000".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (unknown.code(), reason(&unknown).as_str()),
+        (Code::NotFound, "GAME_NOT_FOUND")
+    );
+    let bad_id = client
+        .get_game(pb::GetGameRequest {
+            game_id: "xyz".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad_id.code(), Code::InvalidArgument);
+
+    let variant = client
+        .new_game(pb::NewGameRequest {
+            variant: "chess".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(variant.code(), Code::InvalidArgument);
+    assert!(
+        variant.message().contains("standard"),
+        "{}",
+        variant.message()
+    );
+    let option = client
+        .new_game(pb::NewGameRequest {
+            variant: "standard".into(),
+            options: HashMap::from([("setup".to_string(), "hypergammon".to_string())]),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (option.code(), reason(&option).as_str()),
+        (Code::InvalidArgument, "INVALID_OPTION")
+    );
+    let settings = client
+        .new_game(pb::NewGameRequest {
+            variant: "standard".into(),
+            settings: Some(pb::MatchSettings {
+                cube_max: Some(3),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(settings.code(), Code::InvalidArgument);
+
+    let mut out_of_range = move_request(&g, "", "");
+    out_of_range.moves = vec![pb::CheckerMove { from: 30, to: 24 }];
+    let status = client
+        .r#move(with_token(out_of_range, &token))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let status = client
+        .r#move(with_token(move_request(&g, "13/0x", ""), &token))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let mut no_version = move_request(&g, &g.game.legal_plays[0].notation, "");
+    no_version.expected_version = 0;
+    let status = client
+        .r#move(with_token(no_version, &token))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let mut stale = move_request(&g, &g.game.legal_plays[0].notation, "");
+    stale.expected_version = 7;
+    let status = client.r#move(with_token(stale, &token)).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Aborted, "VERSION_MISMATCH")
+    );
+    let status = client
+        .r#move(with_token(move_request(&g, "24/1", ""), &token))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::FailedPrecondition, "ILLEGAL_PLAY")
+    );
+    let status = client
+        .double(with_token(
+            pb::DoubleRequest {
+                game_id: g.id(),
+                expected_version: g.game.version,
+                request_id: String::new(),
+                action: 0,
+            },
+            &token,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    // Doubling after the roll is refused.
+    let status = client
+        .double(with_token(
+            pb::DoubleRequest {
+                game_id: g.id(),
+                expected_version: g.game.version,
+                request_id: String::new(),
+                action: pb::DoubleAction::Offer as i32,
+            },
+            &token,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::FailedPrecondition, "WRONG_PHASE")
+    );
+
+    let game = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(game, g.game, "nothing changed");
+}
+
+#[tokio::test]
+async fn every_acknowledged_action_survives_sigkill() {
+    let mut fixture = start();
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut client = connect(&fixture.server.addr).await;
+    let mut games = Vec::new();
+    for _ in 0..4 {
+        games.push(new_game(&mut client, pb::MatchSettings::default()).await);
+    }
+    // A stream of actions, each with a request id; the kill lands while
+    // one is in flight.
+    let mut acknowledged: Vec<u64> = games.iter().map(|g| g.game.version).collect();
+    let mut in_flight = None;
+    let kill_after = 120;
+    for n in 0..kill_after {
+        let i = n % games.len();
+        let g = &mut games[i];
+        if g.game.phase == pb::Phase::MatchOver as i32 {
+            continue;
+        }
+        step(&mut client, g, &mut rng).await;
+        acknowledged[i] = g.game.version;
+        if n == kill_after - 1 {
+            // Send one more action and kill the server without waiting.
+            let g = &games[(n + 1) % games.len()];
+            if g.game.phase == pb::Phase::Roll as i32 || g.game.phase == pb::Phase::Move as i32 {
+                let request = if g.game.phase == pb::Phase::Roll as i32 {
+                    None
+                } else {
+                    Some(move_request(
+                        g,
+                        &g.game.legal_plays[0].notation,
+                        "in-flight",
+                    ))
+                };
+                let mut c = client.clone();
+                let token = g.to_act_token().to_string();
+                let index = (n + 1) % games.len();
+                let roll_request = roll(g, "in-flight");
+                let call = tokio::spawn(async move {
+                    match request {
+                        Some(m) => c
+                            .r#move(with_token(m, &token))
+                            .await
+                            .map(|r| r.into_inner()),
+                        None => c.roll(roll_request).await.map(|r| r.into_inner()),
+                    }
+                });
+                in_flight = Some((index, call));
+            }
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    fixture.server.kill();
+    let in_flight_result = match in_flight {
+        Some((index, call)) => Some((index, call.await.unwrap())),
+        None => None,
+    };
+
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    for (i, g) in games.iter().enumerate() {
+        let stored = client
+            .get_game(pb::GetGameRequest { game_id: g.id() })
+            .await
+            .unwrap()
+            .into_inner();
+        match &in_flight_result {
+            Some((index, result)) if *index == i => {
+                // The unanswered action either was applied (then a retry
+                // with its request id returns it) or was not.
+                assert!(stored.version == acknowledged[i] || stored.version == acknowledged[i] + 1);
+                if let Ok(answer) = result {
+                    assert_eq!(
+                        answer.version,
+                        acknowledged[i] + 1,
+                        "an answered action is stored"
+                    );
+                    assert_eq!(stored.version, acknowledged[i] + 1);
+                }
+            }
+            _ => {
+                assert_eq!(
+                    stored.version, acknowledged[i],
+                    "game {i}: every acknowledged action, nothing else"
+                );
+                assert_eq!(stored, g.game);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_server_cleanly() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    // A watcher keeps a stream open: shutdown ends it instead of waiting.
+    let mut watch = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.id(),
+            from_version: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    watch.message().await.unwrap().expect("the current game");
+    let (code, took) = tokio::task::block_in_place(|| fixture.server.terminate());
+    assert_eq!(code, Some(0), "clean exit");
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "well within the grace period: {took:?}"
+    );
+    let end = watch.message().await;
+    assert!(
+        matches!(&end, Err(s) if s.code() == Code::Unavailable) || matches!(end, Ok(None)),
+        "{end:?}"
+    );
+}
+
+#[tokio::test]
+async fn health_and_reflection_answer() {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+
+    let fixture = start();
+    let channel = Channel::from_shared(fixture.server.addr.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = HealthClient::new(channel.clone());
+    for service in ["", "backgammon.v1.GameService"] {
+        let status = health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .status;
+        assert_eq!(status, ServingStatus::Serving as i32, "{service:?}");
+    }
+    let mut reflection = ServerReflectionClient::new(channel);
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut responses = reflection
+        .server_reflection_info(tokio_stream::once(request))
+        .await
+        .unwrap()
+        .into_inner();
+    let response = responses.message().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = response.message_response else {
+        panic!("{response:?}")
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"backgammon.v1.GameService".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"grpc.health.v1.Health".to_string()),
+        "{names:?}"
+    );
+}
+
+#[tokio::test]
+async fn variants_are_listed_with_their_options() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let variants = client
+        .list_variants(pb::ListVariantsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .variants;
+    let [standard] = &variants[..] else {
+        panic!("{variants:?}")
+    };
+    assert_eq!(standard.name, "standard");
+    assert!(standard.cube && standard.standard_board && !standard.draws);
+    assert_eq!(standard.options[0].name, "setup");
+}

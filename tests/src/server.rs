@@ -1,0 +1,105 @@
+//! A real `backgammond` process for end-to-end tests.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server process on a port of its own choosing, with its data and
+/// plugin folders. Killed when dropped.
+pub struct ServerProcess {
+    child: Option<Child>,
+    pub addr: String,
+    pub data_dir: PathBuf,
+    pub plugin_dir: PathBuf,
+    binary: PathBuf,
+}
+
+impl ServerProcess {
+    /// Starts `binary` and waits for its "listening on" line.
+    pub fn start(binary: &Path, plugin_dir: &Path, data_dir: &Path) -> ServerProcess {
+        let mut server = ServerProcess {
+            child: None,
+            addr: String::new(),
+            data_dir: data_dir.to_path_buf(),
+            plugin_dir: plugin_dir.to_path_buf(),
+            binary: binary.to_path_buf(),
+        };
+        server.launch();
+        server
+    }
+
+    fn launch(&mut self) {
+        let mut child = Command::new(&self.binary)
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--plugin-dir")
+            .arg(&self.plugin_dir)
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .args(["--plugin-scan-seconds", "0.2"])
+            .env("RUST_LOG", "warn")
+            .env("RUST_BACKTRACE", "0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start backgammond");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line.strip_prefix("backgammond listening on ") {
+                    let _ = tx.send(addr.trim().to_string());
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("backgammond printed its address");
+        self.addr = format!("http://{addr}");
+        self.child = Some(child);
+    }
+
+    /// Kills the process at once (SIGKILL): no chance to flush anything.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same folders (a new port).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+
+    /// Sends SIGTERM and waits for the exit; returns the exit code and the
+    /// time it took.
+    pub fn terminate(&mut self) -> (Option<i32>, Duration) {
+        let mut child = self.child.take().expect("running");
+        let start = Instant::now();
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill -TERM");
+        assert!(status.success());
+        let deadline = start + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return (status.code(), start.elapsed());
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                return (None, start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
