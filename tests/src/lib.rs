@@ -59,11 +59,12 @@ pub fn plugin_dir(plugins: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-/// Copies a plugin file the way operators should: to a temporary name in
-/// the same folder, then renamed into place, so a scan never sees half a
-/// file.
+/// Copies a plugin file the way operators should: to a hidden temporary
+/// name in the same folder, then renamed into place, so a scan never sees
+/// half a file.
 pub fn copy_plugin(lib: &str, to: &Path) {
-    let tmp = to.with_extension("partial");
+    let name = to.file_name().and_then(|n| n.to_str()).expect("file name");
+    let tmp = to.with_file_name(format!(".{name}.partial"));
     std::fs::copy(plugin_file(lib), &tmp).expect("copy plugin");
     std::fs::rename(&tmp, to).expect("rename plugin into place");
 }

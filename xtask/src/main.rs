@@ -3,6 +3,8 @@
 //! - `plugins [--release]`: builds every shipped variant plugin and copies
 //!   the plugin files into `target/plugins/`, the folder `bgctl` (and the
 //!   server) use by default. Test plugins are not shipped.
+//! - `serve [--release] [-- SERVER ARGS]`: the same, builds `backgammond`,
+//!   and runs it with those plugins (`cargo serve` is an alias).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,8 +23,61 @@ fn main() -> Result<()> {
             println!("{}", dir.display());
             Ok(())
         }
-        _ => bail!("usage: cargo xtask plugins [--release]"),
+        Some("serve") => serve(release, &args),
+        _ => bail!(
+            "usage: cargo xtask plugins [--release] | cargo xtask serve [--release] [-- SERVER ARGS]"
+        ),
     }
+}
+
+/// Builds the plugins and the server, then runs the server on them until
+/// it exits (Ctrl-C stops it cleanly).
+fn serve(release: bool, args: &[String]) -> Result<()> {
+    let plugins = build_plugins(release)?;
+    cargo(release, &["-p", "bg-server", "--bin", "backgammond"])?;
+    let server = target_dir().join(profile(release)).join("backgammond");
+    let passed: Vec<&String> = args.iter().skip_while(|a| *a != "--").skip(1).collect();
+    let mut command = Command::new(&server);
+    command
+        .current_dir(workspace_root())
+        .arg("--plugin-dir")
+        .arg(&plugins)
+        .args(passed);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // Become the server: signals reach it directly.
+        let error = command.exec();
+        bail!("running {}: {error}", server.display());
+    }
+    #[cfg(not(unix))]
+    {
+        let status = command.status()?;
+        std::process::exit(status.code().unwrap_or(1));
+    }
+}
+
+fn profile(release: bool) -> &'static str {
+    if release { "release" } else { "debug" }
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
+/// `cargo build` of the given packages, in the workspace.
+fn cargo(release: bool, packages: &[&str]) -> Result<()> {
+    let mut build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    build.current_dir(workspace_root()).arg("build");
+    if release {
+        build.arg("--release");
+    }
+    build.args(packages);
+    if !build.status().context("running cargo build")?.success() {
+        bail!("cargo build failed");
+    }
+    Ok(())
 }
 
 fn workspace_root() -> PathBuf {
@@ -34,24 +89,13 @@ fn workspace_root() -> PathBuf {
 
 /// Builds the shipped plugins and gathers them in `target/plugins`.
 fn build_plugins(release: bool) -> Result<PathBuf> {
-    let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(cargo);
-    build.current_dir(&root).arg("build");
-    if release {
-        build.arg("--release");
-    }
-    for (package, _) in SHIPPED {
-        build.args(["-p", package]);
-    }
-    let status = build.status().context("running cargo build")?;
-    if !status.success() {
-        bail!("cargo build failed");
-    }
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let profile = target.join(if release { "release" } else { "debug" });
-    let dir = target.join("plugins");
+    let packages: Vec<&str> = SHIPPED
+        .iter()
+        .flat_map(|(package, _)| ["-p", *package])
+        .collect();
+    cargo(release, &packages)?;
+    let built = target_dir().join(profile(release));
+    let dir = target_dir().join("plugins");
     std::fs::create_dir_all(&dir)?;
     for (_, lib) in SHIPPED {
         let file = format!(
@@ -59,9 +103,10 @@ fn build_plugins(release: bool) -> Result<PathBuf> {
             std::env::consts::DLL_PREFIX,
             std::env::consts::DLL_SUFFIX
         );
-        // Copy then rename: a running server may be scanning this folder.
-        let partial = dir.join(format!("{file}.partial"));
-        std::fs::copy(profile.join(&file), &partial).with_context(|| format!("copying {file}"))?;
+        // Copy to a hidden name, then rename: a running server may be
+        // scanning this folder, and skips hidden files.
+        let partial = dir.join(format!(".{file}.partial"));
+        std::fs::copy(built.join(&file), &partial).with_context(|| format!("copying {file}"))?;
         std::fs::rename(&partial, dir.join(&file))?;
     }
     Ok(dir)

@@ -1,0 +1,177 @@
+//! Helpers shared by the end-to-end API tests.
+#![allow(dead_code)]
+
+use bg_api::v1 as pb;
+use bg_api::v1::game_service_client::GameServiceClient;
+use bg_tests::plugin_dir;
+use bg_tests::server::ServerProcess;
+use rand::Rng;
+use rand::rngs::StdRng;
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+use tonic_types::StatusExt;
+
+pub type Client = GameServiceClient<Channel>;
+
+pub struct Fixture {
+    pub server: ServerProcess,
+    _plugins: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+pub fn start() -> Fixture {
+    let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let data = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+    );
+    Fixture {
+        server,
+        _plugins: plugins,
+        _data: data,
+    }
+}
+
+pub async fn connect(addr: &str) -> Client {
+    GameServiceClient::connect(addr.to_string())
+        .await
+        .expect("connect")
+}
+
+pub fn with_token<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    request
+}
+
+pub fn reason(status: &Status) -> String {
+    status
+        .get_details_error_info()
+        .map(|i| i.reason)
+        .unwrap_or_default()
+}
+
+pub struct Game {
+    pub game: pb::Game,
+    pub tokens: [String; 2],
+}
+
+impl Game {
+    pub fn id(&self) -> String {
+        self.game.game_id.clone()
+    }
+
+    pub fn token_of(&self, seat: i32) -> &str {
+        if seat == pb::Seat::White as i32 {
+            &self.tokens[0]
+        } else {
+            &self.tokens[1]
+        }
+    }
+
+    pub fn to_act_token(&self) -> &str {
+        self.token_of(self.game.to_act)
+    }
+}
+
+pub async fn new_game(client: &mut Client, settings: pb::MatchSettings) -> Game {
+    let response = client
+        .new_game(pb::NewGameRequest {
+            variant: "standard".into(),
+            settings: Some(settings),
+            ..Default::default()
+        })
+        .await
+        .expect("NewGame")
+        .into_inner();
+    Game {
+        game: response.game.unwrap(),
+        tokens: [response.white_token, response.black_token],
+    }
+}
+
+pub fn roll(g: &Game, request_id: &str) -> Request<pb::RollRequest> {
+    with_token(
+        pb::RollRequest {
+            game_id: g.id(),
+            expected_version: g.game.version,
+            request_id: request_id.into(),
+        },
+        g.to_act_token(),
+    )
+}
+
+pub fn move_request(g: &Game, notation: &str, request_id: &str) -> pb::MoveRequest {
+    pb::MoveRequest {
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: request_id.into(),
+        notation: notation.into(),
+        moves: Vec::new(),
+    }
+}
+
+/// Plays the next action of whoever must act, choosing at random among
+/// the legal plays; takes doubles; doubles now and then.
+pub async fn step(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
+    let id = g.id();
+    let version = g.game.version;
+    let token = g.to_act_token().to_string();
+    let next = match pb::Phase::try_from(g.game.phase).unwrap() {
+        pb::Phase::Roll if rng.random_bool(0.05) && g.game.cube.is_some_and(|c| c.in_play) => {
+            let offer = pb::DoubleRequest {
+                game_id: id.clone(),
+                expected_version: version,
+                request_id: String::new(),
+                action: pb::DoubleAction::Offer as i32,
+            };
+            match client.double(with_token(offer, &token)).await {
+                Ok(r) => r.into_inner(),
+                // The cube may not be available (owner, dead cube): roll.
+                Err(s) if s.code() == Code::FailedPrecondition => {
+                    client.roll(roll(g, "")).await.unwrap().into_inner()
+                }
+                Err(s) => panic!("{s:?}"),
+            }
+        }
+        pb::Phase::Roll => client.roll(roll(g, "")).await.unwrap().into_inner(),
+        pb::Phase::Move => {
+            let plays = &g.game.legal_plays;
+            let play = plays[rng.random_range(0..plays.len())].notation.clone();
+            client
+                .r#move(with_token(move_request(g, &play, ""), &token))
+                .await
+                .unwrap()
+                .into_inner()
+        }
+        pb::Phase::CubeOffered => {
+            let action = if rng.random_bool(0.8) {
+                pb::DoubleAction::Take
+            } else {
+                pb::DoubleAction::Drop
+            };
+            let answer = pb::DoubleRequest {
+                game_id: id,
+                expected_version: version,
+                request_id: String::new(),
+                action: action as i32,
+            };
+            client
+                .double(with_token(answer, &token))
+                .await
+                .unwrap()
+                .into_inner()
+        }
+        other => panic!("unexpected phase {other:?}"),
+    };
+    assert_eq!(
+        next.version,
+        version + 1,
+        "each action raises the version by one"
+    );
+    g.game = next;
+}

@@ -1,0 +1,178 @@
+//! Worked examples of rules spec §5 through the API: the ones whose
+//! outcome does not depend on the dice (the server's dice are random).
+//! The others (T26, T28, T32) run against the engine with the real plugin
+//! and scripted dice in `tests/match_flow.rs`.
+
+mod common;
+
+use bg_api::v1 as pb;
+use common::*;
+use tonic::Code;
+
+async fn resign(
+    client: &mut Client,
+    g: &mut Game,
+    seat: i32,
+    action: pb::ResignAction,
+    level: u32,
+) {
+    let request = pb::ResignRequest {
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: action as i32,
+        level,
+    };
+    g.game = client
+        .resign(with_token(request, g.token_of(seat)))
+        .await
+        .unwrap_or_else(|s| panic!("{action:?}: {s:?}"))
+        .into_inner();
+}
+
+async fn cube(
+    client: &mut Client,
+    g: &mut Game,
+    seat: i32,
+    action: pb::DoubleAction,
+) -> Result<(), tonic::Status> {
+    let request = pb::DoubleRequest {
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: action as i32,
+    };
+    g.game = client
+        .double(with_token(request, g.token_of(seat)))
+        .await?
+        .into_inner();
+    Ok(())
+}
+
+const WHITE: i32 = pb::Seat::White as i32;
+const BLACK: i32 = pb::Seat::Black as i32;
+
+fn other(seat: i32) -> i32 {
+    if seat == WHITE { BLACK } else { WHITE }
+}
+
+/// Plays the turn of whoever is on turn (roll and a legal play) so that
+/// the other player is on turn, before rolling.
+async fn pass_turn(client: &mut Client, g: &mut Game) {
+    let seat = g.game.turn;
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(g.game.version);
+    while g.game.turn == seat && g.game.phase != pb::Phase::MatchOver as i32 {
+        step(client, g, &mut rng).await;
+    }
+}
+
+#[tokio::test]
+async fn t27_a_dropped_redouble_scores_the_value_before_it() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    pass_turn(&mut client, &mut g).await;
+    // B doubles, A takes and owns the 2-cube.
+    let b = g.game.turn;
+    let a = other(b);
+    cube(&mut client, &mut g, b, pb::DoubleAction::Offer)
+        .await
+        .unwrap();
+    cube(&mut client, &mut g, a, pb::DoubleAction::Take)
+        .await
+        .unwrap();
+    assert_eq!(g.game.cube.unwrap().value, 2);
+    pass_turn(&mut client, &mut g).await;
+    assert_eq!(g.game.turn, a);
+    // A redoubles to 4; B drops: A scores 2.
+    cube(&mut client, &mut g, a, pb::DoubleAction::Offer)
+        .await
+        .unwrap();
+    cube(&mut client, &mut g, b, pb::DoubleAction::Drop)
+        .await
+        .unwrap();
+    let result = g.game.results.last().unwrap();
+    assert_eq!(
+        (result.winner, result.points, result.reason.as_str()),
+        (a, 2, "dropped")
+    );
+}
+
+#[tokio::test]
+async fn t29_crawford_then_post_crawford_in_a_five_point_match() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let settings = pb::MatchSettings {
+        match_length: 5,
+        resignation: pb::ResignationMode::Offer as i32,
+        ..Default::default()
+    };
+    let mut g = new_game(&mut client, settings).await;
+    // White +2, black +1, white +2: 4-1.
+    for (loser, level) in [(BLACK, 2), (WHITE, 1), (BLACK, 2)] {
+        resign(&mut client, &mut g, loser, pb::ResignAction::Resign, level).await;
+        resign(
+            &mut client,
+            &mut g,
+            other(loser),
+            pb::ResignAction::Accept,
+            0,
+        )
+        .await;
+    }
+    let score = g.game.score.unwrap();
+    assert_eq!((score.white, score.black), (4, 1));
+    assert_eq!(g.game.crawford, pb::Crawford::ThisGame as i32);
+    assert!(!g.game.cube.unwrap().in_play);
+    let turn = g.game.turn;
+    let refused = cube(&mut client, &mut g, turn, pb::DoubleAction::Offer)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    // Black +1 (4-2): post-Crawford, and white, at match point, may not double (T30).
+    resign(&mut client, &mut g, WHITE, pb::ResignAction::Resign, 1).await;
+    resign(&mut client, &mut g, BLACK, pb::ResignAction::Accept, 0).await;
+    assert_eq!(g.game.crawford, pb::Crawford::Post as i32);
+    assert!(g.game.cube.unwrap().in_play);
+    assert_eq!(g.game.turn, WHITE, "the loser starts");
+    let refused = cube(&mut client, &mut g, WHITE, pb::DoubleAction::Offer)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(
+        refused.message().contains("dead cube"),
+        "{}",
+        refused.message()
+    );
+    // White +2 wins the match 6-2.
+    resign(&mut client, &mut g, BLACK, pb::ResignAction::Resign, 2).await;
+    resign(&mut client, &mut g, WHITE, pb::ResignAction::Accept, 0).await;
+    assert_eq!(g.game.phase, pb::Phase::MatchOver as i32);
+    assert_eq!(g.game.match_winner, WHITE);
+}
+
+#[tokio::test]
+async fn t31_resigning_by_position_at_the_start_costs_a_backgammon() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    for (limit, points) in [
+        (pb::ScoringLimit::Cox, 3),
+        (pb::ScoringLimit::Mars, 2),
+        (pb::ScoringLimit::Oin, 1),
+    ] {
+        let settings = pb::MatchSettings {
+            scoring_limit: limit as i32,
+            ..Default::default()
+        };
+        let mut g = new_game(&mut client, settings).await;
+        // The player not on turn resigns: nothing of theirs has moved.
+        let loser = other(g.game.turn);
+        resign(&mut client, &mut g, loser, pb::ResignAction::Resign, 0).await;
+        let result = g.game.results.last().unwrap();
+        assert_eq!(
+            (result.winner, result.points),
+            (other(loser), points),
+            "{limit:?}"
+        );
+    }
+}
