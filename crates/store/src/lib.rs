@@ -8,6 +8,10 @@
 //! replicas, can never both apply an action to the same version. A commit
 //! that returned is durable.
 //!
+//! Commits from many games are grouped into one transaction (one fsync)
+//! by a single writer; each caller still gets its own result, and only
+//! after the group is durable.
+//!
 //! This crate owns the schema and the SQL. It never interprets what it
 //! stores: states and events are opaque text and bytes from the server.
 
@@ -34,7 +38,7 @@ pub struct GameRecord {
 }
 
 /// One event of an action.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EventRecord {
     /// The version the action produced.
     pub version: u64,
@@ -77,6 +81,13 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("storage failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    #[error("stored events are unreadable: {0}")]
+    Corrupt(String),
+    #[error("the store is closed")]
+    Closed,
+    /// A failure shared by every action of a group commit.
+    #[error("storage failed: {0}")]
+    Batch(String),
 }
 
 /// Where games are kept.

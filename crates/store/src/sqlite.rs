@@ -5,9 +5,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::{Connection, Row};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::{EventRecord, GameRecord, GameStore, RequestRecord, StoreError};
 
@@ -20,16 +22,43 @@ pub enum Durability {
     Normal,
 }
 
+/// The most writes grouped into one transaction.
+const MAX_GROUP: usize = 64;
+
 /// Games in a SQLite file.
 ///
-/// SQLite has one writer at a time. Writers on several connections would
-/// wait for each other in SQLite's busy handler, which sleeps; so all
-/// writes go through one connection, queued in the pool without sleeping,
-/// and reads use others.
+/// SQLite has one writer at a time, so one task owns the writing
+/// connection. It takes every write waiting in its queue and applies them
+/// in one transaction: one fsync for the group instead of one each (group
+/// commit). If any write of a group fails (a version conflict), the group
+/// is rolled back and its writes are applied one by one, so each caller
+/// gets exactly its own result. Reads use other connections.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
-    writer: SqlitePool,
+    writes: mpsc::Sender<Write>,
     readers: SqlitePool,
+}
+
+/// One write and where its result goes.
+#[derive(Debug)]
+struct Write {
+    kind: WriteKind,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
+
+#[derive(Debug)]
+enum WriteKind {
+    Create {
+        game: GameRecord,
+        events: Vec<EventRecord>,
+        request: Option<RequestRecord>,
+    },
+    Commit {
+        game: GameRecord,
+        expected_version: u64,
+        events: Vec<EventRecord>,
+        request: Option<RequestRecord>,
+    },
 }
 
 impl SqliteStore {
@@ -46,54 +75,163 @@ impl SqliteStore {
             })
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options.clone())
+        let mut writer = SqliteConnection::connect_with(&options).await?;
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&mut writer)
             .await?;
-        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options.read_only(true))
             .await?;
-        Ok(SqliteStore { writer, readers })
+        let (writes, queue) = mpsc::channel(1024);
+        tokio::spawn(write_loop(writer, queue));
+        Ok(SqliteStore { writes, readers })
     }
 
-    async fn insert_events(
-        tx: &mut Transaction<'_, Sqlite>,
-        game_id: &str,
-        events: &[EventRecord],
-    ) -> Result<(), StoreError> {
-        for e in events {
-            sqlx::query("INSERT INTO game_events (game_id, version, idx, kind, seat, detail) VALUES (?, ?, ?, ?, ?, ?)")
-                .bind(game_id)
-                .bind(e.version as i64)
-                .bind(i64::from(e.index))
-                .bind(&e.kind)
-                .bind(e.seat.map(i64::from))
-                .bind(&e.detail)
-                .execute(&mut **tx)
-                .await?;
+    async fn write(&self, kind: WriteKind) -> Result<(), StoreError> {
+        let (done, result) = oneshot::channel();
+        self.writes
+            .send(Write { kind, done })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        result.await.map_err(|_| StoreError::Closed)?
+    }
+}
+
+/// The writer: groups what is queued, commits, answers each caller.
+async fn write_loop(mut connection: SqliteConnection, mut queue: mpsc::Receiver<Write>) {
+    let mut group = Vec::with_capacity(MAX_GROUP);
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+        match apply_group(&mut connection, &group).await {
+            Ok(()) => {
+                for write in group.drain(..) {
+                    let _ = write.done.send(Ok(()));
+                }
+            }
+            Err(_) => {
+                // Someone's write failed: apply each alone for its own answer.
+                for write in group.drain(..) {
+                    let result = apply_group(&mut connection, std::slice::from_ref(&write)).await;
+                    let _ = write.done.send(result);
+                }
+            }
         }
-        Ok(())
     }
+}
 
-    async fn insert_request(
-        tx: &mut Transaction<'_, Sqlite>,
-        request: Option<&RequestRecord>,
-    ) -> Result<(), StoreError> {
-        let Some(r) = request else { return Ok(()) };
-        sqlx::query(
-            "INSERT INTO requests (scope, request_id, fingerprint, response) VALUES (?, ?, ?, ?)",
-        )
-        .bind(&r.scope)
-        .bind(&r.request_id)
-        .bind(&r.fingerprint)
-        .bind(&r.response)
-        .execute(&mut **tx)
+/// Applies writes in one transaction: all or nothing.
+async fn apply_group(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
+    let mut tx = connection.begin().await?;
+    for write in group {
+        match &write.kind {
+            WriteKind::Create {
+                game,
+                events,
+                request,
+            } => {
+                insert_game(&mut tx, game).await?;
+                insert_events(&mut tx, &game.game_id, events).await?;
+                insert_request(&mut tx, request.as_ref()).await?;
+            }
+            WriteKind::Commit {
+                game,
+                expected_version,
+                events,
+                request,
+            } => {
+                update_game(&mut tx, game, *expected_version).await?;
+                insert_events(&mut tx, &game.game_id, events).await?;
+                insert_request(&mut tx, request.as_ref()).await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn insert_game(tx: &mut SqliteConnection, game: &GameRecord) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&game.game_id)
+    .bind(&game.variant)
+    .bind(&game.variant_version)
+    .bind(&game.options)
+    .bind(game.version as i64)
+    .bind(&game.state)
+    .bind(&game.token_hashes[0])
+    .bind(&game.token_hashes[1])
+    .execute(&mut *tx)
+    .await
+    .map_err(duplicate)?;
+    Ok(())
+}
+
+/// The compare-and-set: the snapshot changes only if still at `expected`.
+async fn update_game(
+    tx: &mut SqliteConnection,
+    game: &GameRecord,
+    expected: u64,
+) -> Result<(), StoreError> {
+    let updated = sqlx::query(
+        "UPDATE games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP WHERE game_id = ? AND version = ?",
+    )
+    .bind(game.version as i64)
+    .bind(&game.state)
+    .bind(&game.game_id)
+    .bind(expected as i64)
+    .execute(&mut *tx)
+    .await?;
+    if updated.rows_affected() == 1 {
+        return Ok(());
+    }
+    let current: Option<i64> = sqlx::query_scalar("SELECT version FROM games WHERE game_id = ?")
+        .bind(&game.game_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    Err(match current {
+        Some(v) => StoreError::Conflict { current: v as u64 },
+        None => StoreError::NotFound,
+    })
+}
+
+/// One row per action: its events as a JSON array.
+async fn insert_events(
+    tx: &mut SqliteConnection,
+    game_id: &str,
+    events: &[EventRecord],
+) -> Result<(), StoreError> {
+    let Some(first) = events.first() else {
+        return Ok(());
+    };
+    let json = serde_json::to_string(events).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    sqlx::query("INSERT INTO game_events (game_id, version, events) VALUES (?, ?, ?)")
+        .bind(game_id)
+        .bind(first.version as i64)
+        .bind(json)
+        .execute(&mut *tx)
         .await
         .map_err(duplicate)?;
-        Ok(())
-    }
+    Ok(())
+}
+
+async fn insert_request(
+    tx: &mut SqliteConnection,
+    request: Option<&RequestRecord>,
+) -> Result<(), StoreError> {
+    let Some(r) = request else { return Ok(()) };
+    sqlx::query(
+        "INSERT INTO requests (scope, request_id, fingerprint, response) VALUES (?, ?, ?, ?)",
+    )
+    .bind(&r.scope)
+    .bind(&r.request_id)
+    .bind(&r.fingerprint)
+    .bind(&r.response)
+    .execute(&mut *tx)
+    .await
+    .map_err(duplicate)?;
+    Ok(())
 }
 
 /// A primary-key violation means the row is already there.
@@ -111,26 +249,12 @@ impl GameStore for SqliteStore {
         events: &[EventRecord],
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.writer.begin().await?;
-        sqlx::query(
-            "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&game.game_id)
-        .bind(&game.variant)
-        .bind(&game.variant_version)
-        .bind(&game.options)
-        .bind(game.version as i64)
-        .bind(&game.state)
-        .bind(&game.token_hashes[0])
-        .bind(&game.token_hashes[1])
-        .execute(&mut *tx)
+        self.write(WriteKind::Create {
+            game: game.clone(),
+            events: events.to_vec(),
+            request: request.cloned(),
+        })
         .await
-        .map_err(duplicate)?;
-        Self::insert_events(&mut tx, &game.game_id, events).await?;
-        Self::insert_request(&mut tx, request).await?;
-        tx.commit().await?;
-        Ok(())
     }
 
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
@@ -159,31 +283,13 @@ impl GameStore for SqliteStore {
         events: &[EventRecord],
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.writer.begin().await?;
-        let updated = sqlx::query(
-            "UPDATE games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP WHERE game_id = ? AND version = ?",
-        )
-        .bind(game.version as i64)
-        .bind(&game.state)
-        .bind(&game.game_id)
-        .bind(expected_version as i64)
-        .execute(&mut *tx)
-        .await?;
-        if updated.rows_affected() == 0 {
-            let current: Option<i64> =
-                sqlx::query_scalar("SELECT version FROM games WHERE game_id = ?")
-                    .bind(&game.game_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            return Err(match current {
-                Some(v) => StoreError::Conflict { current: v as u64 },
-                None => StoreError::NotFound,
-            });
-        }
-        Self::insert_events(&mut tx, &game.game_id, events).await?;
-        Self::insert_request(&mut tx, request).await?;
-        tx.commit().await?;
-        Ok(())
+        self.write(WriteKind::Commit {
+            game: game.clone(),
+            expected_version,
+            events: events.to_vec(),
+            request: request.cloned(),
+        })
+        .await
     }
 
     async fn events_after(
@@ -192,22 +298,20 @@ impl GameStore for SqliteStore {
         version: u64,
     ) -> Result<Vec<EventRecord>, StoreError> {
         let rows = sqlx::query(
-            "SELECT version, idx, kind, seat, detail FROM game_events WHERE game_id = ? AND version > ? ORDER BY version, idx",
+            "SELECT events FROM game_events WHERE game_id = ? AND version > ? ORDER BY version",
         )
         .bind(game_id)
         .bind(version as i64)
         .fetch_all(&self.readers)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| EventRecord {
-                version: row.get::<i64, _>(0) as u64,
-                index: row.get::<i64, _>(1) as u32,
-                kind: row.get(2),
-                seat: row.get::<Option<i64>, _>(3).map(|s| s as u8),
-                detail: row.get(4),
-            })
-            .collect())
+        let mut events = Vec::new();
+        for row in rows {
+            let json: String = row.get(0);
+            let action: Vec<EventRecord> =
+                serde_json::from_str(&json).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            events.extend(action);
+        }
+        Ok(events)
     }
 
     async fn request(
@@ -235,9 +339,9 @@ impl GameStore for SqliteStore {
 mod tests {
     use super::*;
 
-    fn game(version: u64, state: &str) -> GameRecord {
+    fn game(id: &str, version: u64, state: &str) -> GameRecord {
         GameRecord {
-            game_id: "g1".into(),
+            game_id: id.into(),
             variant: "standard".into(),
             variant_version: "0.1.0".into(),
             options: "{}".into(),
@@ -264,33 +368,26 @@ mod tests {
             .await
             .unwrap();
         store
-            .create(&game(1, "a"), &[event(1, 0)], None)
+            .create(&game("g1", 1, "a"), &[event(1, 0)], None)
             .await
             .unwrap();
         store
-            .commit(&game(2, "b"), 1, &[event(2, 0), event(2, 1)], None)
+            .commit(&game("g1", 2, "b"), 1, &[event(2, 0), event(2, 1)], None)
             .await
             .unwrap();
         // A second writer that read version 1 loses, and changes nothing.
         let lost = store
-            .commit(&game(2, "c"), 1, &[event(2, 0)], None)
+            .commit(&game("g1", 2, "c"), 1, &[event(2, 0)], None)
             .await
             .unwrap_err();
         assert!(matches!(lost, StoreError::Conflict { current: 2 }));
         assert_eq!(store.load("g1").await.unwrap().unwrap().state, "b");
         assert_eq!(store.events_after("g1", 0).await.unwrap().len(), 3);
-        assert_eq!(store.events_after("g1", 1).await.unwrap().len(), 2);
-        let missing = store
-            .commit(
-                &GameRecord {
-                    game_id: "nope".into(),
-                    ..game(2, "x")
-                },
-                1,
-                &[],
-                None,
-            )
-            .await;
+        assert_eq!(
+            store.events_after("g1", 1).await.unwrap(),
+            vec![event(2, 0), event(2, 1)]
+        );
+        let missing = store.commit(&game("nope", 2, "x"), 1, &[], None).await;
         assert!(matches!(missing, Err(StoreError::NotFound)));
     }
 
@@ -300,7 +397,7 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Normal)
             .await
             .unwrap();
-        store.create(&game(1, "a"), &[], None).await.unwrap();
+        store.create(&game("g1", 1, "a"), &[], None).await.unwrap();
         let request = RequestRecord {
             scope: "g1".into(),
             request_id: "r1".into(),
@@ -308,7 +405,7 @@ mod tests {
             response: vec![7, 7],
         };
         store
-            .commit(&game(2, "b"), 1, &[], Some(&request))
+            .commit(&game("g1", 2, "b"), 1, &[], Some(&request))
             .await
             .unwrap();
         assert_eq!(
@@ -317,11 +414,58 @@ mod tests {
         );
         // Recording it again fails as a whole: the game stays at version 2.
         let again = store
-            .commit(&game(3, "c"), 2, &[], Some(&request))
+            .commit(&game("g1", 3, "c"), 2, &[], Some(&request))
             .await
             .unwrap_err();
         assert!(matches!(again, StoreError::Duplicate));
         assert_eq!(store.load("g1").await.unwrap().unwrap().version, 2);
+    }
+
+    /// Many writers at once are grouped; a conflicting one fails alone and
+    /// every other is applied.
+    #[tokio::test]
+    async fn grouped_commits_each_get_their_own_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Full)
+            .await
+            .unwrap();
+        for g in 0..20 {
+            store
+                .create(&game(&format!("g{g}"), 1, "a"), &[event(1, 0)], None)
+                .await
+                .unwrap();
+        }
+        let mut tasks = Vec::new();
+        for g in 0..20 {
+            let store = store.clone();
+            // Game 7 is given a stale version: only it must fail.
+            let expected = if g == 7 { 5 } else { 1 };
+            tasks.push(tokio::spawn(async move {
+                store
+                    .commit(
+                        &game(&format!("g{g}"), 2, "b"),
+                        expected,
+                        &[event(2, 0)],
+                        None,
+                    )
+                    .await
+            }));
+        }
+        for (g, task) in tasks.into_iter().enumerate() {
+            let result = task.await.unwrap();
+            if g == 7 {
+                assert!(
+                    matches!(result, Err(StoreError::Conflict { current: 1 })),
+                    "{result:?}"
+                );
+            } else {
+                result.unwrap();
+            }
+        }
+        for g in 0..20 {
+            let version = store.load(&format!("g{g}")).await.unwrap().unwrap().version;
+            assert_eq!(version, if g == 7 { 1 } else { 2 });
+        }
     }
 
     #[tokio::test]
@@ -331,11 +475,11 @@ mod tests {
         {
             let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
             store
-                .create(&game(1, "a"), &[event(1, 0)], None)
+                .create(&game("g1", 1, "a"), &[event(1, 0)], None)
                 .await
                 .unwrap();
             store
-                .commit(&game(2, "b"), 1, &[event(2, 0)], None)
+                .commit(&game("g1", 2, "b"), 1, &[event(2, 0)], None)
                 .await
                 .unwrap();
         }

@@ -13,19 +13,17 @@ CREATE TABLE games (
     updated_at       TEXT    NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 
--- The event log: every event of every applied action, in order.
+-- The event log: one row per applied action (the version it produced),
+-- holding that action's events in order as a JSON array.
 CREATE TABLE game_events (
     game_id TEXT    NOT NULL REFERENCES games (game_id),
     version INTEGER NOT NULL,
-    idx     INTEGER NOT NULL,
-    kind    TEXT    NOT NULL,
-    seat    INTEGER,
-    detail  TEXT    NOT NULL,
-    PRIMARY KEY (game_id, version, idx)
+    events  TEXT    NOT NULL,
+    PRIMARY KEY (game_id, version)
 );
 
 -- Client request ids, with the first answer, so a retry is never applied
--- twice. `scope` is the game id (or "new-game" for NewGame).
+-- twice. `scope` is the game id and seat (or "new-game" for NewGame).
 CREATE TABLE requests (
     scope       TEXT NOT NULL,
     request_id  TEXT NOT NULL,
