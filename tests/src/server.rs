@@ -13,17 +13,29 @@ pub struct ServerProcess {
     pub data_dir: PathBuf,
     pub plugin_dir: PathBuf,
     binary: PathBuf,
+    extra_args: Vec<String>,
 }
 
 impl ServerProcess {
     /// Starts `binary` and waits for its "listening on" line.
     pub fn start(binary: &Path, plugin_dir: &Path, data_dir: &Path) -> ServerProcess {
+        ServerProcess::start_with(binary, plugin_dir, data_dir, &[])
+    }
+
+    /// Like [`start`](Self::start), with more command-line arguments.
+    pub fn start_with(
+        binary: &Path,
+        plugin_dir: &Path,
+        data_dir: &Path,
+        extra_args: &[&str],
+    ) -> ServerProcess {
         let mut server = ServerProcess {
             child: None,
             addr: String::new(),
             data_dir: data_dir.to_path_buf(),
             plugin_dir: plugin_dir.to_path_buf(),
             binary: binary.to_path_buf(),
+            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
         };
         server.launch();
         server
@@ -38,6 +50,7 @@ impl ServerProcess {
             .arg("--data-dir")
             .arg(&self.data_dir)
             .args(["--plugin-scan-seconds", "0.2"])
+            .args(&self.extra_args)
             .env("RUST_LOG", "warn")
             .env("RUST_BACKTRACE", "0")
             .stdout(Stdio::piped())

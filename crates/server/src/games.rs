@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -45,7 +46,12 @@ struct Live {
 struct Slot {
     live: tokio::sync::Mutex<Option<Live>>,
     updates: broadcast::Sender<Arc<pb::GameUpdate>>,
+    /// When the game was last used (for evicting idle games).
+    last_used: Mutex<Instant>,
 }
+
+/// Updates a watcher may fall behind by before it must resume.
+const WATCH_BUFFER: usize = 32;
 
 /// Who is asking for an action, and how to recognise a retry.
 pub struct Action<'a> {
@@ -201,15 +207,37 @@ impl<S: GameStore> Games<S> {
 
     fn slot(&self, game_id: &str) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots
+        let slot = slots
             .entry(game_id.to_string())
             .or_insert_with(|| {
                 Arc::new(Slot {
                     live: tokio::sync::Mutex::new(None),
-                    updates: broadcast::channel(256).0,
+                    updates: broadcast::channel(WATCH_BUFFER).0,
+                    last_used: Mutex::new(Instant::now()),
                 })
             })
-            .clone()
+            .clone();
+        *slot.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        slot
+    }
+
+    /// Forgets games nobody used for `idle`: no call in flight, no
+    /// watcher. They stay in the store and are read again when asked for,
+    /// so an idle game costs no memory.
+    pub fn evict_idle(&self, idle: Duration) -> usize {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let before = slots.len();
+        slots.retain(|_, slot| {
+            let in_use = Arc::strong_count(slot) > 1 || slot.updates.receiver_count() > 0;
+            let last = *slot.last_used.lock().unwrap_or_else(|e| e.into_inner());
+            in_use || last.elapsed() < idle
+        });
+        before - slots.len()
+    }
+
+    /// Games held in memory.
+    pub fn live_games(&self) -> usize {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// Reads a stored game into memory.

@@ -41,6 +41,8 @@ pub struct Config {
     /// After a shutdown signal, how long calls in flight may take before
     /// the server stops anyway.
     pub shutdown_grace: Duration,
+    /// Games unused this long leave memory (they stay stored).
+    pub idle_eviction: Duration,
 }
 
 /// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
@@ -80,7 +82,12 @@ pub async fn run(
         stop_rx.clone(),
     ));
 
-    let games = Arc::new(games::Games::new(store, plugins, stop_rx));
+    let games = Arc::new(games::Games::new(store, plugins, stop_rx.clone()));
+    tokio::spawn(evict_idle_games(
+        games.clone(),
+        config.idle_eviction,
+        stop_rx,
+    ));
     let game_service = GameServiceServer::new(service::Service::new(games))
         .max_decoding_message_size(MAX_MESSAGE_BYTES);
     let reflection = tonic_reflection::server::Builder::configure()
@@ -141,6 +148,25 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Forgets idle games now and then (they stay in the store).
+async fn evict_idle_games<S: bg_store::GameStore>(
+    games: Arc<games::Games<S>>,
+    idle: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+        let evicted = games.evict_idle(idle);
+        if evicted > 0 {
+            tracing::debug!(evicted, live = games.live_games(), "idle games left memory");
+        }
+    }
 }
 
 /// Picks up plugin files dropped into the folder while the server runs.

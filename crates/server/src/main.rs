@@ -39,6 +39,9 @@ struct Cli {
         default_value_t = 10.0
     )]
     shutdown_grace_seconds: f64,
+    /// Seconds after which an unused game leaves memory (it stays stored).
+    #[arg(long, env = "BACKGAMMON_IDLE_SECONDS", default_value_t = 300.0)]
+    idle_seconds: f64,
     /// Log format.
     #[arg(long, env = "BACKGAMMON_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -98,6 +101,7 @@ fn main() -> Result<()> {
                 },
                 plugin_scan_interval: Duration::from_secs_f64(cli.plugin_scan_seconds.max(0.1)),
                 shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace_seconds.max(0.0)),
+                idle_eviction: Duration::from_secs_f64(cli.idle_seconds.max(0.1)),
             };
             runtime.block_on(run(config, termination()))
         }

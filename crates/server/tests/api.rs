@@ -559,3 +559,35 @@ async fn variants_are_listed_with_their_options() {
     assert!(standard.cube && standard.standard_board && !standard.draws);
     assert_eq!(standard.options[0].name, "setup");
 }
+
+#[tokio::test]
+async fn an_idle_game_leaves_memory_and_is_read_back_from_storage() {
+    let plugins = bg_tests::plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let data = tempfile::tempdir().unwrap();
+    let server = bg_tests::server::ServerProcess::start_with(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+        &["--idle-seconds", "0.2"],
+    );
+    let mut client = connect(&server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    // Long enough for the game to be evicted several times over.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let play = g.game.legal_plays[0].notation.clone();
+    let moved = client
+        .r#move(with_token(
+            move_request(&g, &play, "after-idle"),
+            g.to_act_token(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(moved.version, 2);
+    let read = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(read, moved);
+}
