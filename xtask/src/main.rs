@@ -12,7 +12,10 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 /// The shipped variant plugins: (cargo package, library name).
-const SHIPPED: &[(&str, &str)] = &[("bg-standard", "bg_standard")];
+const SHIPPED: &[(&str, &str)] = &[
+    ("bg-standard", "bg_standard"),
+    ("bg-caucasian", "bg_caucasian"),
+];
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

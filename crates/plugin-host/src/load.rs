@@ -9,7 +9,7 @@ use crate::plugin::Plugin;
 /// Why a file could not be loaded as a plugin.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{path}: not a loadable library: {source}")]
+    #[error("{path}: not a loadable library: {source:?}")]
     Open {
         path: PathBuf,
         source: libloading::Error,

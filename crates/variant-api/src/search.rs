@@ -55,6 +55,23 @@ pub trait Steps {
         true
     }
 
+    /// Whether `node`, reached by the sequence so far, may end the turn.
+    /// A variant whose rules judge whole sequences (Caucasian: a hitter
+    /// must not end hidden) refuses some; such a variant also returns true
+    /// from [`judges_sequences`](Self::judges_sequences).
+    fn accepts(&self, node: &Self::Node) -> bool {
+        let _ = node;
+        true
+    }
+
+    /// Whether [`accepts`](Self::accepts) can refuse. The search then
+    /// offers every accepted prefix of a sequence as a play too (the most
+    /// dice rule keeps only the longest), so a die whose every use would
+    /// break the rule is simply not played.
+    fn judges_sequences(&self) -> bool {
+        false
+    }
+
     /// Whether two moves by different checkers can always be swapped
     /// without changing legality once both are legal from the start
     /// (standard rules: yes). The search then skips the second order of a
@@ -202,7 +219,9 @@ impl<S: Steps> Search<'_, S> {
                 self.play.try_push(mv);
                 if rest.is_empty() {
                     // The last die: a leaf without another level of search.
-                    self.leaf(&next, pips + u32::from(die));
+                    if !steps.judges_sequences() || steps.accepts(&next) {
+                        self.leaf(&next, pips + u32::from(die));
+                    }
                 } else {
                     let next_froms = if ordered {
                         points_up_to(mv.from)
@@ -214,7 +233,8 @@ impl<S: Steps> Search<'_, S> {
                 self.play.pop();
             });
         }
-        if !moved {
+        let judged = self.steps.judges_sequences();
+        if (!moved || judged) && (!judged || self.steps.accepts(node)) {
             self.leaf(node, pips);
         }
     }

@@ -1,8 +1,12 @@
-//! Random self-play of complete standard games through the plugin loaded
-//! from its file, with the invariants checked after every play.
+//! Random self-play of complete games through the plugins loaded from
+//! their files (standard, Caucasian), with the invariants checked after
+//! every play.
 
 use bg_engine::{Board, Dice, Seat, WinType};
-use bg_tests::standard;
+use std::sync::Arc;
+
+use bg_plugin_host::{Plugin, PluginHost};
+use bg_tests::{library_file_name, plugin_dir, standard};
 use bg_variant_api::Options;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -25,14 +29,25 @@ fn check(board: &Board) {
 }
 
 #[test]
-fn ten_thousand_random_games_end_with_every_invariant_kept() {
-    let plugin = standard();
-    let mut rng = StdRng::seed_from_u64(0x5eed_0001);
+fn ten_thousand_random_standard_games_end_with_every_invariant_kept() {
+    self_play(standard(), &Options::new(), 0x5eed_0001);
+}
+
+#[test]
+fn ten_thousand_random_caucasian_games_end_with_every_invariant_kept() {
+    let dir = plugin_dir(&[("bg_caucasian", &library_file_name("bg_caucasian"))]);
+    let host = PluginHost::new(dir.path());
+    host.scan().unwrap();
+    self_play(host.get("caucasian").unwrap(), &Options::new(), 0x5eed_0002);
+}
+
+fn self_play(plugin: Arc<Plugin>, options: &Options, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
     let mut plays = Vec::new();
     let mut wins = [0usize; 4];
     let mut total_turns = 0;
     for game in 0..GAMES {
-        let setup = plugin.new_game(&Options::new()).unwrap();
+        let setup = plugin.new_game(options).unwrap();
         let mut state = setup.state;
         // Opening: one die each, ties thrown again; the higher plays both.
         let (mut seat, mut dice) = loop {
@@ -82,8 +97,11 @@ fn ten_thousand_random_games_end_with_every_invariant_kept() {
         total_turns += turns;
     }
     println!(
-        "{GAMES} games, {total_turns} turns: {} single, {} gammon, {} backgammon",
-        wins[1], wins[2], wins[3]
+        "{}: {GAMES} games, {total_turns} turns: {} single, {} gammon, {} backgammon",
+        plugin.name(),
+        wins[1],
+        wins[2],
+        wins[3]
     );
     assert_eq!(wins[1] + wins[2] + wins[3], GAMES);
     // Random play loses many gammons; each kind must occur.

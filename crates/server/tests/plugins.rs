@@ -1,0 +1,166 @@
+//! Plugins dropped into a running server's folder, and plugins that fail:
+//! a real server process, real plugin files.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use bg_api::v1 as pb;
+use bg_tests::server::ServerProcess;
+use bg_tests::{copy_plugin, library_file_name, plugin_dir};
+use common::*;
+use rand::SeedableRng;
+use tonic::Code;
+
+async fn variant_names(client: &mut Client) -> Vec<String> {
+    let list = client
+        .list_variants(pb::ListVariantsRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    list.variants.into_iter().map(|v| v.name).collect()
+}
+
+async fn wait_for_variant(client: &mut Client, name: &str) -> Duration {
+    let start = Instant::now();
+    while !variant_names(client).await.contains(&name.to_string()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{name} never appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    start.elapsed()
+}
+
+#[tokio::test]
+async fn a_plugin_copied_into_the_folder_is_playable_without_a_restart() {
+    let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let data = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+    );
+    let mut client = connect(&server.addr).await;
+    assert_eq!(variant_names(&mut client).await, ["standard"]);
+
+    // A foreign file and a broken "plugin" first: reported and ignored.
+    std::fs::write(plugins.path().join("notes.txt"), "hello").unwrap();
+    std::fs::write(plugins.path().join("broken.so"), b"not an ELF file").unwrap();
+    copy_plugin(
+        "bg_caucasian",
+        &plugins.path().join(library_file_name("bg_caucasian")),
+    );
+    wait_for_variant(&mut client, "caucasian").await;
+    let mut names = variant_names(&mut client).await;
+    names.sort();
+    assert_eq!(names, ["caucasian", "standard"]);
+
+    // The new variant plays a game through the API.
+    let response = client
+        .new_game(pb::NewGameRequest {
+            variant: "caucasian".into(),
+            options: HashMap::from([("caucasian_mode".to_string(), "strict".to_string())]),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut g = Game {
+        game: response.game.unwrap(),
+        tokens: [response.white_token, response.black_token],
+    };
+    assert_eq!(g.game.variant, "caucasian");
+    assert_eq!(
+        g.game.options.get("caucasian_mode").map(String::as_str),
+        Some("strict")
+    );
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    for _ in 0..40 {
+        if g.game.phase == pb::Phase::MatchOver as i32 {
+            break;
+        }
+        step(&mut client, &mut g, &mut rng).await;
+    }
+    assert!(g.game.version > 20);
+}
+
+#[tokio::test]
+async fn a_faulty_plugin_fails_only_its_own_games() {
+    let plugins = plugin_dir(&[
+        ("bg_standard", "libbg_standard.so"),
+        ("bg_test_faulty", "libbg_test_faulty.so"),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+    );
+    let mut client = connect(&server.addr).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    let mut sound = new_game(&mut client, pb::MatchSettings::default()).await;
+
+    // A game whose plugin panics cannot even start: INTERNAL, stable reason.
+    let status = client
+        .new_game(pb::NewGameRequest {
+            variant: "faulty".into(),
+            options: HashMap::from([("fault".to_string(), "panic".to_string())]),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Internal, "VARIANT_FAULT")
+    );
+    assert!(
+        !status.message().contains("panicked"),
+        "internals stay in the log: {}",
+        status.message()
+    );
+
+    // A game whose plugin accepts an illegal result: the move fails, the
+    // game is unchanged.
+    let response = client
+        .new_game(pb::NewGameRequest {
+            variant: "faulty".into(),
+            options: HashMap::from([("fault".to_string(), "accept_anything".to_string())]),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let lying = Game {
+        game: response.game.unwrap(),
+        tokens: [response.white_token, response.black_token],
+    };
+    let play = lying.game.legal_plays[0].notation.clone();
+    let status = client
+        .r#move(with_token(
+            move_request(&lying, &play, ""),
+            lying.to_act_token(),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Internal, "VARIANT_FAULT")
+    );
+    let unchanged = client
+        .get_game(pb::GetGameRequest {
+            game_id: lying.id(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(unchanged, lying.game);
+
+    // Every other game goes on.
+    for _ in 0..20 {
+        step(&mut client, &mut sound, &mut rng).await;
+    }
+    assert_eq!(variant_names(&mut client).await.len(), 2);
+}
