@@ -4,8 +4,8 @@
 //! enumerate every sequence of single moves the dice allow, keep those
 //! using the most dice, among them those using the largest total of die
 //! values (the "larger die" rule), and list each resulting position once.
-//! A sequence that ends the game is complete whatever dice remain, and is
-//! ranked by the dice it used like any other.
+//! A sequence that ends the game is complete whatever dice remain: it is
+//! kept even if other sequences use more dice, and does not displace them.
 //!
 //! A variant supplies its single-move rule through [`Steps`]; the search
 //! does the rest. Variant-specific rules that depend on the whole sequence
@@ -125,6 +125,8 @@ pub fn legal_plays<S: Steps>(
 /// [`legal_plays_in`].
 pub struct Buffers<S: Steps> {
     leaves: Vec<(S::Key, Play)>,
+    /// Plays that end the game: complete whatever dice remain.
+    finished: Vec<(S::Key, Play)>,
     /// Open-addressing index over `leaves` by key: 0 is empty, else index + 1.
     table: Vec<u32>,
 }
@@ -133,6 +135,7 @@ impl<S: Steps> Default for Buffers<S> {
     fn default() -> Self {
         Buffers {
             leaves: Vec::with_capacity(64),
+            finished: Vec::new(),
             table: vec![0; 256],
         }
     }
@@ -148,6 +151,7 @@ pub fn legal_plays_in<S: Steps>(
     out: &mut Vec<LegalPlay>,
 ) {
     buffers.reset();
+    buffers.finished.clear();
     let mut search = Search {
         steps,
         best: (0, 0),
@@ -175,6 +179,12 @@ pub fn legal_plays_in<S: Steps>(
             search.skip_from = first;
         }
         search.run(&start, &[dice.d2, dice.d1], 0, false, ALL_POINTS);
+    }
+    // A play that ends the game is complete whatever dice remain (spec
+    // §1.3, §3.4): it joins the plays kept, unless one reached the same
+    // position.
+    for (key, play) in std::mem::take(&mut buffers.finished) {
+        buffers.insert(key, play);
     }
     out.clear();
     out.extend(buffers.leaves.iter().map(|(key, play)| LegalPlay {
@@ -241,9 +251,19 @@ impl<S: Steps> Search<'_, S> {
 
     #[inline(always)]
     fn leaf(&mut self, node: &S::Node, pips: u32) {
-        // A play that ends the game is complete whatever dice remain: it
-        // ranks by the dice it used, like any other (gnubg does the same).
         let rank = (self.play.len(), pips);
+        if self.steps.is_finished(node) {
+            // Complete whatever dice remain: kept in any case, and it
+            // outranks shorter plays like any other.
+            self.buffers
+                .finished
+                .push((self.steps.key(node), self.play));
+            if rank > self.best {
+                self.best = rank;
+                self.buffers.reset();
+            }
+            return;
+        }
         if rank < self.best {
             return;
         }
@@ -252,25 +272,30 @@ impl<S: Steps> Search<'_, S> {
             self.best = rank;
             buffers.reset();
         }
-        let key = self.steps.key(node);
-        let mask = buffers.table.len() - 1;
-        let mut slot = slot_of(&key, mask);
-        loop {
-            match buffers.table[slot] {
-                0 => break,
-                i if buffers.leaves[i as usize - 1].0 == key => return,
-                _ => slot = (slot + 1) & mask,
-            }
-        }
-        buffers.leaves.push((key, self.play));
-        buffers.table[slot] = buffers.leaves.len() as u32;
-        if buffers.leaves.len() * 2 > buffers.table.len() {
-            buffers.grow();
-        }
+        buffers.insert(self.steps.key(node), self.play);
     }
 }
 
 impl<S: Steps> Buffers<S> {
+    /// Keeps a play unless one with the same result is kept already.
+    #[inline(always)]
+    fn insert(&mut self, key: S::Key, play: Play) {
+        let mask = self.table.len() - 1;
+        let mut slot = slot_of(&key, mask);
+        loop {
+            match self.table[slot] {
+                0 => break,
+                i if self.leaves[i as usize - 1].0 == key => return,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+        self.leaves.push((key, play));
+        self.table[slot] = self.leaves.len() as u32;
+        if self.leaves.len() * 2 > self.table.len() {
+            self.grow();
+        }
+    }
+
     /// Empties the leaves and their index, touching only the slots used
     /// (the index may have grown large for one rich position).
     fn reset(&mut self) {
