@@ -107,3 +107,71 @@ fn self_play(plugin: Arc<Plugin>, options: &Options, seed: u64) {
     // Random play loses many gammons; each kind must occur.
     assert!(wins.iter().skip(1).all(|&n| n > 0), "{wins:?}");
 }
+
+#[test]
+fn ten_thousand_random_plakoto_games_reach_every_kind_of_end() {
+    let dir = plugin_dir(&[("bg_plakoto", &library_file_name("bg_plakoto"))]);
+    let host = PluginHost::new(dir.path());
+    host.scan().unwrap();
+    let plugin = host.get("plakoto").unwrap();
+    let mut rng = StdRng::seed_from_u64(0x5eed_0003);
+    let mut plays = Vec::new();
+    let mut ends: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut total_turns = 0;
+    for game in 0..GAMES {
+        let mut state = plugin.new_game(&Options::new()).unwrap().state;
+        let mut seat = if rng.random_bool(0.5) {
+            Seat::White
+        } else {
+            Seat::Black
+        };
+        let mut turns = 0;
+        let end = loop {
+            let dice = roll(&mut rng);
+            let before = plugin.board(&state).unwrap();
+            plugin.legal_plays(&state, seat, dice, &mut plays).unwrap();
+            let chosen = plays[rng.random_range(0..plays.len())];
+            let t = plugin.apply_play(&state, seat, dice, &chosen.play).unwrap();
+            state = t.state;
+            let after = plugin.board(&state).unwrap();
+            // The host checked 15 a side and pins; here: nothing moves back.
+            after.validate().unwrap();
+            assert_eq!(after, chosen.result);
+            assert!(
+                after.pip_count(seat) <= before.pip_count(seat),
+                "game {game}"
+            );
+            assert_eq!(
+                after.pip_count(seat.other()),
+                before.pip_count(seat.other()),
+                "no hitting in Plakoto"
+            );
+            if let Some(o) = t.outcome {
+                match (o.kind.as_str(), o.winner, o.level) {
+                    ("draw", None, 0) => {}
+                    ("mother", Some(w), 2) | ("double", Some(w), 2) | ("single", Some(w), 1) => {
+                        assert_eq!(w, seat as u32, "only the mover can end the game")
+                    }
+                    other => panic!("game {game}: unexpected outcome {other:?}"),
+                }
+                if o.kind == "single" || o.kind == "double" {
+                    assert_eq!(after.off(seat), 15);
+                    assert_eq!(o.kind == "double", after.off(seat.other()) == 0);
+                }
+                break o.kind;
+            }
+            turns += 1;
+            assert!(turns < MAX_TURNS, "game {game} does not end");
+            seat = seat.other();
+        };
+        *ends.entry(end).or_default() += 1;
+        total_turns += turns;
+    }
+    println!("plakoto: {GAMES} games, {total_turns} turns, ends: {ends:?}");
+    for kind in ["single", "double", "mother", "draw"] {
+        assert!(
+            ends.get(kind).copied().unwrap_or(0) > 0,
+            "no game ended by {kind}: {ends:?}"
+        );
+    }
+}

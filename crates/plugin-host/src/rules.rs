@@ -92,6 +92,8 @@ impl Rules for VariantRules {
                 _ => Opening::PlayOpeningDice,
             },
             cube: setup.cube,
+            first_move: serde_json::from_value(serde_json::Value::String(setup.first_move.clone()))
+                .ok(),
             state: setup.state,
         })
     }

@@ -61,10 +61,11 @@ pub fn settings(request: Option<&pb::MatchSettings>) -> Result<MatchSettings, Ap
         },
         draw_on_last_roll: s.draw_on_last_roll,
         first_move: match pb::FirstMove::try_from(s.first_move) {
-            Ok(pb::FirstMove::Alternate) => FirstMove::Alternate,
-            Ok(pb::FirstMove::Winner) => FirstMove::Winner,
-            Ok(pb::FirstMove::OpeningRoll) => FirstMove::OpeningRoll,
-            Ok(_) => FirstMove::Loser,
+            Ok(pb::FirstMove::Unspecified) => None,
+            Ok(pb::FirstMove::Loser) => Some(FirstMove::Loser),
+            Ok(pb::FirstMove::Alternate) => Some(FirstMove::Alternate),
+            Ok(pb::FirstMove::Winner) => Some(FirstMove::Winner),
+            Ok(pb::FirstMove::OpeningRoll) => Some(FirstMove::OpeningRoll),
             Err(_) => {
                 return Err(ApiError::invalid(
                     "settings.first_move",
@@ -104,10 +105,11 @@ fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
         } as i32,
         draw_on_last_roll: s.draw_on_last_roll,
         first_move: match s.first_move {
-            FirstMove::Loser => pb::FirstMove::Loser,
-            FirstMove::Alternate => pb::FirstMove::Alternate,
-            FirstMove::Winner => pb::FirstMove::Winner,
-            FirstMove::OpeningRoll => pb::FirstMove::OpeningRoll,
+            None => pb::FirstMove::Unspecified,
+            Some(FirstMove::Loser) => pb::FirstMove::Loser,
+            Some(FirstMove::Alternate) => pb::FirstMove::Alternate,
+            Some(FirstMove::Winner) => pb::FirstMove::Winner,
+            Some(FirstMove::OpeningRoll) => pb::FirstMove::OpeningRoll,
         } as i32,
     }
 }

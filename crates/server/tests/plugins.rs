@@ -164,3 +164,53 @@ async fn a_faulty_plugin_fails_only_its_own_games() {
     }
     assert_eq!(variant_names(&mut client).await.len(), 2);
 }
+
+#[tokio::test]
+async fn plakoto_plays_through_the_api_with_pins_shown_and_the_winner_starting_again() {
+    let plugins = plugin_dir(&[("bg_plakoto", "libbg_plakoto.so")]);
+    let data = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+    );
+    let mut client = connect(&server.addr).await;
+    let response = client
+        .new_game(pb::NewGameRequest {
+            variant: "plakoto".into(),
+            settings: Some(pb::MatchSettings {
+                match_length: 3,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut g = Game {
+        game: response.game.unwrap(),
+        tokens: [response.white_token, response.black_token],
+    };
+    // The opening decides the starter, who then throws both dice afresh.
+    assert_eq!(g.game.phase, pb::Phase::Roll as i32);
+    assert!(
+        !g.game.cube.unwrap().in_play,
+        "no cube in Plakoto by default"
+    );
+    assert!(
+        g.game.position_id.is_empty(),
+        "Plakoto boards are not gnubg positions"
+    );
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let mut saw_pin = false;
+    while g.game.results.is_empty() {
+        step(&mut client, &mut g, &mut rng).await;
+        saw_pin |= !g.game.board.as_ref().unwrap().pins.is_empty();
+    }
+    assert!(saw_pin, "a pinned checker shows on the board");
+    let first = g.game.results[0].clone();
+    if first.winner != pb::Seat::Unspecified as i32 && g.game.phase != pb::Phase::MatchOver as i32 {
+        assert_eq!(g.game.turn, first.winner, "the previous winner starts");
+        assert_eq!(g.game.phase, pb::Phase::Roll as i32);
+    }
+}

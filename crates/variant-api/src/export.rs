@@ -75,6 +75,11 @@ fn encode_setup<V: Variant>(variant: &V, setup: Setup<V::State>) -> Vec<u8> {
         state: variant.encode_state(&setup.state),
         opening: setup.opening as i32,
         cube: setup.cube,
+        first_move: setup
+            .first_move
+            .and_then(|f| serde_json::to_value(f).ok())
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
     }
     .encode_to_vec()
 }

@@ -71,6 +71,9 @@ pub struct Setup<S> {
     pub opening: Opening,
     /// Whether this game may use the doubling cube.
     pub cube: bool,
+    /// Who starts later games unless the match settings say (None: the
+    /// host's default, the loser).
+    pub first_move: Option<bg_engine::game::FirstMove>,
 }
 
 /// The outcome of an action.

@@ -32,7 +32,10 @@ impl Match {
         let rule = if self.game_number == 1 {
             FirstMove::OpeningRoll
         } else {
-            self.settings.first_move
+            self.settings
+                .first_move
+                .or(setup.first_move)
+                .unwrap_or(FirstMove::Loser)
         };
         let designated = match (rule, previous) {
             (FirstMove::Loser, Some(winner)) => Some(winner.other()),

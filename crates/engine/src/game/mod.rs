@@ -35,6 +35,8 @@ pub struct VariantSetup {
     pub opening: Opening,
     /// Whether the variant lets this game use the cube.
     pub cube: bool,
+    /// Who starts later games when the settings do not say.
+    pub first_move: Option<FirstMove>,
 }
 
 /// How a variant says a game ended.

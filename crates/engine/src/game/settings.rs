@@ -90,7 +90,8 @@ pub struct MatchSettings {
     pub resignation: ResignMode,
     /// The player who moved second gets a last roll to draw (spec §4.2).
     pub draw_on_last_roll: bool,
-    pub first_move: FirstMove,
+    /// Who starts later games; None: the variant's default, else the loser.
+    pub first_move: Option<FirstMove>,
 }
 
 impl Default for MatchSettings {
@@ -106,7 +107,7 @@ impl Default for MatchSettings {
             scoring_limit: ScoringLimit::Cox,
             resignation: ResignMode::ByPosition,
             draw_on_last_roll: false,
-            first_move: FirstMove::Loser,
+            first_move: None,
         }
     }
 }

@@ -101,6 +101,7 @@ fn with_options(
         },
         opening: setup.opening,
         cube: setup.cube,
+        first_move: setup.first_move,
     }
 }
 

@@ -152,6 +152,7 @@ fn setup(board: Board) -> Setup<StandardState> {
         state: StandardState { board },
         opening: Opening::PlayOpeningDice,
         cube: true,
+        first_move: None,
     }
 }
 

@@ -70,6 +70,7 @@ impl Variant for Faulty {
             },
             opening: setup.opening,
             cube: setup.cube,
+            first_move: setup.first_move,
         })
     }
 
