@@ -52,12 +52,7 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_service_status("", ServingStatus::NotServing)
-        .await;
-    health
-        .set_not_serving::<GameServiceServer<service::Service<SqliteStore>>>()
-        .await;
+    report(&health, ServingStatus::NotServing).await;
 
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
@@ -100,10 +95,7 @@ pub async fn run(
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
-    health.set_service_status("", ServingStatus::Serving).await;
-    health
-        .set_serving::<GameServiceServer<service::Service<SqliteStore>>>()
-        .await;
+    report(&health, ServingStatus::Serving).await;
     // A stable line that scripts and test containers wait for.
     tracing::info!(%address, "listening");
     println!("backgammond listening on {address}");
@@ -112,12 +104,7 @@ pub async fn run(
     let stopping = async move {
         shutdown.await;
         tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
-        health
-            .set_service_status("", ServingStatus::NotServing)
-            .await;
-        health
-            .set_not_serving::<GameServiceServer<service::Service<SqliteStore>>>()
-            .await;
+        report(&health, ServingStatus::NotServing).await;
         let _ = stop_tx.send(true);
         let _ = begun_tx.send(true);
     };
@@ -148,6 +135,17 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Sets the health of the server as a whole and of the game service.
+async fn report(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
+    health.set_service_status("", status).await;
+    health
+        .set_service_status(
+            <GameServiceServer<service::Service<SqliteStore>> as tonic::server::NamedService>::NAME,
+            status,
+        )
+        .await;
 }
 
 /// Forgets idle games now and then (they stay in the store).
