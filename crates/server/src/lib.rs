@@ -52,7 +52,7 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let (health, health_service) = tonic_health::server::health_reporter();
-    report(&health, ServingStatus::NotServing).await;
+    set_health(&health, ServingStatus::NotServing).await;
 
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
@@ -95,7 +95,7 @@ pub async fn run(
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
-    report(&health, ServingStatus::Serving).await;
+    set_health(&health, ServingStatus::Serving).await;
     // A stable line that scripts and test containers wait for.
     tracing::info!(%address, "listening");
     println!("backgammond listening on {address}");
@@ -104,7 +104,7 @@ pub async fn run(
     let stopping = async move {
         shutdown.await;
         tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
-        report(&health, ServingStatus::NotServing).await;
+        set_health(&health, ServingStatus::NotServing).await;
         let _ = stop_tx.send(true);
         let _ = begun_tx.send(true);
     };
@@ -138,7 +138,7 @@ pub async fn run(
 }
 
 /// Sets the health of the server as a whole and of the game service.
-async fn report(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
+async fn set_health(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
     health.set_service_status("", status).await;
     health
         .set_service_status(
