@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 const SHIPPED: &[(&str, &str)] = &[
     ("bg-standard", "bg_standard"),
     ("bg-caucasian", "bg_caucasian"),
+    ("bg-plakoto", "bg_plakoto"),
 ];
 
 fn main() -> Result<()> {
