@@ -110,15 +110,24 @@ impl fmt::Debug for Play {
 }
 
 impl fmt::Display for Play {
+    /// Moves in order, the same move repeated written once with its count
+    /// (`24/20(2) 20/16(2)`), as players write doubles.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_empty() {
             return f.write_str("pass");
         }
-        for (i, m) in self.moves().iter().enumerate() {
+        let moves = self.moves();
+        let mut i = 0;
+        while i < moves.len() {
+            let run = moves[i..].iter().take_while(|&&m| m == moves[i]).count();
             if i > 0 {
                 f.write_str(" ")?;
             }
-            write!(f, "{m}")?;
+            write!(f, "{}", moves[i])?;
+            if run > 1 {
+                write!(f, "({run})")?;
+            }
+            i += run;
         }
         Ok(())
     }
@@ -235,6 +244,9 @@ mod tests {
         assert_eq!(play.to_string(), "24/18 18/13");
         let play: Play = "13/9(2) 6/2(2)".parse().unwrap();
         assert_eq!(play.len(), 4);
+        assert_eq!(play.to_string(), "13/9(2) 6/2(2)");
+        let play: Play = "24/20 24/20 24/20 24/20".parse().unwrap();
+        assert_eq!(play.to_string(), "24/20(4)");
         assert_eq!("pass".parse::<Play>().unwrap(), Play::EMPTY);
     }
 
