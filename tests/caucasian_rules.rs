@@ -3,22 +3,15 @@
 //! plugin for the counts the spec compares.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use bg_engine::{BAR, Board, Dice, Seat};
-use bg_plugin_host::{Plugin, PluginHost};
-use bg_tests::{after_white_plays, library_file_name, plugin_dir, spec_position, standard};
+use bg_engine::{BAR, Board};
+use bg_plugin_host::Plugin;
+use bg_tests::{after_white_plays, legal_results, loaded, spec_position, standard};
 use bg_variant_api::Options;
 
 fn caucasian() -> Arc<Plugin> {
-    static HOST: OnceLock<(PluginHost, tempfile::TempDir)> = OnceLock::new();
-    let (host, _) = HOST.get_or_init(|| {
-        let dir = plugin_dir(&[("bg_caucasian", &library_file_name("bg_caucasian"))]);
-        let host = PluginHost::new(dir.path());
-        host.scan().unwrap();
-        (host, dir)
-    });
-    host.get("caucasian").expect("caucasian plugin loaded")
+    loaded("bg_caucasian")
 }
 
 fn results(
@@ -28,21 +21,7 @@ fn results(
     d1: u8,
     d2: u8,
 ) -> BTreeSet<Board> {
-    let options: Options = options
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let setup = plugin.setup_position(board, &options).unwrap();
-    let mut plays = Vec::new();
-    plugin
-        .legal_plays(
-            &setup.state,
-            Seat::White,
-            Dice::new(d1, d2).unwrap(),
-            &mut plays,
-        )
-        .unwrap();
-    plays.iter().map(|lp| lp.result).collect()
+    legal_results(plugin, options, board, d1, d2)
 }
 
 const LAST_LANDING: &[(&str, &str)] = &[];

@@ -3,22 +3,15 @@
 //! as the spec writes them: X (white) to move, both sides in X's numbering.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use bg_engine::{Board, Dice, Seat};
-use bg_plugin_host::{Plugin, PluginHost};
-use bg_tests::{library_file_name, plugin_dir};
+use bg_plugin_host::Plugin;
+use bg_tests::loaded;
 use bg_variant_api::Options;
 
 fn plakoto() -> Arc<Plugin> {
-    static HOST: OnceLock<(PluginHost, tempfile::TempDir)> = OnceLock::new();
-    let (host, _) = HOST.get_or_init(|| {
-        let dir = plugin_dir(&[("bg_plakoto", &library_file_name("bg_plakoto"))]);
-        let host = PluginHost::new(dir.path());
-        host.scan().unwrap();
-        (host, dir)
-    });
-    host.get("plakoto").expect("plakoto plugin loaded")
+    loaded("bg_plakoto")
 }
 
 /// X (white) and O (black) in X's numbering; `x_pinned`: X's points where

@@ -5,8 +5,8 @@
 use bg_engine::{Board, Dice, Seat, WinType};
 use std::sync::Arc;
 
-use bg_plugin_host::{Plugin, PluginHost};
-use bg_tests::{library_file_name, plugin_dir, standard};
+use bg_plugin_host::Plugin;
+use bg_tests::{loaded, standard};
 use bg_variant_api::Options;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -35,10 +35,7 @@ fn ten_thousand_random_standard_games_end_with_every_invariant_kept() {
 
 #[test]
 fn ten_thousand_random_caucasian_games_end_with_every_invariant_kept() {
-    let dir = plugin_dir(&[("bg_caucasian", &library_file_name("bg_caucasian"))]);
-    let host = PluginHost::new(dir.path());
-    host.scan().unwrap();
-    self_play(host.get("caucasian").unwrap(), &Options::new(), 0x5eed_0002);
+    self_play(loaded("bg_caucasian"), &Options::new(), 0x5eed_0002);
 }
 
 fn self_play(plugin: Arc<Plugin>, options: &Options, seed: u64) {
@@ -110,10 +107,7 @@ fn self_play(plugin: Arc<Plugin>, options: &Options, seed: u64) {
 
 #[test]
 fn ten_thousand_random_plakoto_games_reach_every_kind_of_end() {
-    let dir = plugin_dir(&[("bg_plakoto", &library_file_name("bg_plakoto"))]);
-    let host = PluginHost::new(dir.path());
-    host.scan().unwrap();
-    let plugin = host.get("plakoto").unwrap();
+    let plugin = loaded("bg_plakoto");
     let mut rng = StdRng::seed_from_u64(0x5eed_0003);
     let mut plays = Vec::new();
     let mut ends: std::collections::BTreeMap<String, usize> = Default::default();

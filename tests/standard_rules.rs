@@ -12,18 +12,7 @@ use bg_variant_api::Options;
 
 /// The results of white's legal plays from `board` with `d1-d2`.
 fn legal_results(board: &Board, d1: u8, d2: u8) -> BTreeSet<Board> {
-    let plugin = standard();
-    let setup = plugin.setup_position(board, &Options::new()).unwrap();
-    let mut plays = Vec::new();
-    plugin
-        .legal_plays(
-            &setup.state,
-            Seat::White,
-            Dice::new(d1, d2).unwrap(),
-            &mut plays,
-        )
-        .unwrap();
-    plays.iter().map(|lp| lp.result).collect()
+    bg_tests::legal_results(&standard(), &[], board, d1, d2)
 }
 
 /// Asserts that the legal plays are exactly `expected` (in notation).

@@ -9,11 +9,13 @@
 
 pub mod server;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use bg_engine::{BAR, Board, Play};
+use bg_engine::{BAR, Board, Dice, Play, Seat};
 use bg_plugin_host::{Plugin, PluginHost};
+use bg_variant_api::Options;
 
 /// The file name of a plugin library on this platform (`bg_standard` →
 /// `libbg_standard.so`).
@@ -69,18 +71,57 @@ pub fn copy_plugin(lib: &str, to: &Path) {
     std::fs::rename(&tmp, to).expect("rename plugin into place");
 }
 
-/// The standard plugin, loaded through the plugin host from its file.
-pub fn standard() -> Arc<Plugin> {
-    static LOADED: std::sync::OnceLock<(PluginHost, tempfile::TempDir)> =
-        std::sync::OnceLock::new();
-    let (host, _dir) = LOADED.get_or_init(|| {
-        let dir = plugin_dir(&[("bg_standard", &library_file_name("bg_standard"))]);
+/// A shipped plugin (by library name, e.g. `bg_plakoto`), loaded once per
+/// test binary through the plugin host from a folder of its own, as the
+/// server loads it.
+pub fn loaded(lib: &str) -> Arc<Plugin> {
+    static HOSTS: Mutex<Vec<(String, PluginHost, tempfile::TempDir)>> = Mutex::new(Vec::new());
+    let mut hosts = HOSTS.lock().unwrap_or_else(|e| e.into_inner());
+    if !hosts.iter().any(|(l, _, _)| l == lib) {
+        let dir = plugin_dir(&[(lib, &library_file_name(lib))]);
         let host = PluginHost::new(dir.path());
         let report = host.scan().expect("scan plugin folder");
         assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-        (host, dir)
-    });
-    host.get("standard").expect("standard plugin loaded")
+        hosts.push((lib.to_string(), host, dir));
+    }
+    let (_, host, _) = hosts.iter().find(|(l, _, _)| l == lib).expect("loaded");
+    host.plugins()
+        .into_iter()
+        .next()
+        .expect("one plugin in its folder")
+}
+
+/// The standard plugin, loaded through the plugin host from its file.
+pub fn standard() -> Arc<Plugin> {
+    loaded("bg_standard")
+}
+
+/// The results of white's legal plays from `board` with `d1-d2`, in a
+/// game set up there with `options`.
+pub fn legal_results(
+    plugin: &Plugin,
+    options: &[(&str, &str)],
+    board: &Board,
+    d1: u8,
+    d2: u8,
+) -> BTreeSet<Board> {
+    let options: Options = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let setup = plugin
+        .setup_position(board, &options)
+        .expect("set up the position");
+    let mut plays = Vec::new();
+    plugin
+        .legal_plays(
+            &setup.state,
+            Seat::White,
+            Dice::new(d1, d2).expect("dice"),
+            &mut plays,
+        )
+        .expect("legal plays");
+    plays.iter().map(|lp| lp.result).collect()
 }
 
 /// The gnubg corpus copied into the project (see `tests/data/README.md`).
