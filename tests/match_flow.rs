@@ -309,6 +309,14 @@ fn last_roll(black: &[(u8, u8)], last_dice: [u8; 2]) -> (Option<Seat>, u32) {
     assert_eq!(m.turn, White);
     command(&mut m, White, play("1/off"), &rules, &mut dice);
     assert_eq!((m.turn, m.phase), (Black, Phase::Roll), "{events:?}");
+    // Nobody resigns a decided game: only the last roll remains.
+    for seat in [White, Black] {
+        let refused = m.apply(seat, &Command::Resign { level: None }, &rules, &mut dice);
+        assert!(
+            matches!(refused, Err(GameError::Resignation(_))),
+            "{refused:?}"
+        );
+    }
     command(&mut m, Black, Command::Roll, &rules, &mut dice);
     if m.phase == Phase::Move {
         let legal =

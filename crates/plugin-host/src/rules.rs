@@ -52,6 +52,7 @@ fn outcome(o: proto::Outcome) -> VariantOutcome {
         winner: seat(o.winner),
         level: o.level,
         kind: o.kind,
+        by_bearing_off: o.by_bearing_off,
     }
 }
 

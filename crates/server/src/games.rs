@@ -54,11 +54,11 @@ struct Slot {
 const WATCH_BUFFER: usize = 32;
 
 /// Who is asking for an action, and how to recognise a retry.
-pub struct Action<'a> {
-    pub game_id: &'a str,
-    pub token: Option<&'a str>,
+pub struct Action {
+    pub game_id: String,
+    pub token: Option<String>,
     pub expected_version: u64,
-    pub request_id: &'a str,
+    pub request_id: String,
     /// A digest of the whole request: a retry must match it.
     pub fingerprint: Vec<u8>,
     pub command: Command,
@@ -66,6 +66,8 @@ pub struct Action<'a> {
 
 pub struct Games<S> {
     store: S,
+    /// The key seat tokens are derived with (see [`seat_token`]).
+    secret: [u8; 32],
     plugins: Arc<PluginHost>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     shutdown: watch::Receiver<bool>,
@@ -83,9 +85,16 @@ fn token_hash(token: &str) -> Vec<u8> {
     Sha256::digest(token.as_bytes()).to_vec()
 }
 
-fn new_token() -> String {
-    let bytes: [u8; 32] = rand::rng().random();
-    URL_SAFE_NO_PAD.encode(bytes)
+/// A seat's token: derived from the server's secret, the game and the
+/// seat, so it is never stored and a retried NewGame can be answered
+/// again without keeping tokens anywhere.
+fn seat_token(secret: &[u8; 32], game_id: &str, seat: Seat) -> String {
+    use hmac::{KeyInit, Mac};
+    let mut mac = hmac::Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(b"backgammon seat token v1\0");
+    mac.update(game_id.as_bytes());
+    mac.update(&[0, seat as u8]);
+    URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
 }
 
 /// Equal in time independent of where the inputs differ.
@@ -192,9 +201,15 @@ fn api_events(records: &[EventRecord]) -> Vec<pb::GameEvent> {
 }
 
 impl<S: GameStore> Games<S> {
-    pub fn new(store: S, plugins: Arc<PluginHost>, shutdown: watch::Receiver<bool>) -> Games<S> {
+    pub fn new(
+        store: S,
+        secret: [u8; 32],
+        plugins: Arc<PluginHost>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Games<S> {
         Games {
             store,
+            secret,
             plugins,
             slots: Mutex::new(HashMap::new()),
             shutdown,
@@ -281,7 +296,12 @@ impl<S: GameStore> Games<S> {
         &self,
         request: &pb::NewGameRequest,
     ) -> Result<pb::NewGameResponse, ApiError> {
-        let fingerprint = fingerprint("NewGame", request);
+        // The options map encodes in no fixed order: digest it sorted.
+        let mut canonical = request.clone();
+        canonical.options.clear();
+        let mut fingerprint = fingerprint("NewGame", &canonical);
+        let sorted: BTreeMap<&String, &String> = request.options.iter().collect();
+        fingerprint.extend(Sha256::digest(format!("{sorted:?}").as_bytes()));
         if !request.request_id.is_empty()
             && let Some(previous) = self
                 .store
@@ -289,7 +309,7 @@ impl<S: GameStore> Games<S> {
                 .await
                 .map_err(ApiError::store)?
         {
-            return replay(&previous, &fingerprint);
+            return self.replay_new_game(&previous, &fingerprint);
         }
         let plugin = self.plugins.get(&request.variant).ok_or_else(|| {
             let known: Vec<String> = self
@@ -327,9 +347,13 @@ impl<S: GameStore> Games<S> {
                     api
                 }
             })?;
-        let tokens = [new_token(), new_token()];
+        let game_id = uuid::Uuid::new_v4().to_string();
+        let tokens = [
+            seat_token(&self.secret, &game_id, Seat::White),
+            seat_token(&self.secret, &game_id, Seat::Black),
+        ];
         let record = GameRecord {
-            game_id: uuid::Uuid::new_v4().to_string(),
+            game_id,
             variant: plugin.name().to_string(),
             variant_version: plugin.version().to_string(),
             options: serde_json::to_string(&options).map_err(corrupt)?,
@@ -351,7 +375,13 @@ impl<S: GameStore> Games<S> {
             scope: NEW_GAME_SCOPE.to_string(),
             request_id: request.request_id.clone(),
             fingerprint,
-            response: response.encode_to_vec(),
+            // Without the tokens: a retry derives them again.
+            response: pb::NewGameResponse {
+                white_token: String::new(),
+                black_token: String::new(),
+                ..response.clone()
+            }
+            .encode_to_vec(),
         });
         let records = event_records(1, &events);
         match self
@@ -368,13 +398,31 @@ impl<S: GameStore> Games<S> {
                     .await
                     .map_err(ApiError::store)?
                     .ok_or_else(|| ApiError::store(StoreError::Duplicate))?;
-                return replay(&previous, &request_record.expect("checked").fingerprint);
+                return self
+                    .replay_new_game(&previous, &request_record.expect("checked").fingerprint);
             }
             Err(e) => return Err(ApiError::store(e)),
         }
         tracing::info!(game_id = %live.record.game_id, variant = %live.record.variant, "game created");
         let slot = self.slot(&live.record.game_id);
         *slot.live.lock().await = Some(live);
+        Ok(response)
+    }
+
+    /// The first answer to a retried NewGame, with its tokens derived again.
+    fn replay_new_game(
+        &self,
+        previous: &RequestRecord,
+        fingerprint: &[u8],
+    ) -> Result<pb::NewGameResponse, ApiError> {
+        let mut response: pb::NewGameResponse = replay(previous, fingerprint)?;
+        let game_id = response
+            .game
+            .as_ref()
+            .map(|g| g.game_id.clone())
+            .unwrap_or_default();
+        response.white_token = seat_token(&self.secret, &game_id, Seat::White);
+        response.black_token = seat_token(&self.secret, &game_id, Seat::Black);
         Ok(response)
     }
 
@@ -389,23 +437,32 @@ impl<S: GameStore> Games<S> {
     }
 
     /// Applies an action for the seat its token belongs to.
-    pub async fn act(&self, action: Action<'_>) -> Result<pb::Game, ApiError> {
-        check_game_id(action.game_id)?;
-        let slot = self.slot(action.game_id);
+    ///
+    /// The work runs in a task of its own: a caller that goes away (a
+    /// deadline, a cancel) cannot stop it between the commit and the
+    /// update of the cache and the watchers.
+    pub async fn act(self: &Arc<Self>, action: Action) -> Result<pb::Game, ApiError> {
+        let games = self.clone();
+        tokio::spawn(async move { games.act_to_the_end(action).await })
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "action task failed");
+                ApiError::new(Code::Internal, "INTERNAL", "the action failed")
+            })?
+    }
+
+    async fn act_to_the_end(&self, action: Action) -> Result<pb::Game, ApiError> {
+        let game_id = action.game_id.as_str();
+        check_game_id(game_id)?;
+        let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
         if guard.is_none() {
-            *guard = Some(self.load(action.game_id).await?);
+            *guard = Some(self.load(game_id).await?);
         }
         let live = guard.as_mut().expect("loaded");
-        let seat = live.seat(action.token)?;
-        let scope = format!("{}/{}", action.game_id, seat);
-        if !action.request_id.is_empty()
-            && let Some(previous) = self
-                .store
-                .request(&scope, action.request_id)
-                .await
-                .map_err(ApiError::store)?
-        {
+        let seat = live.seat(action.token.as_deref())?;
+        let scope = format!("{game_id}/{seat}");
+        if let Some(previous) = self.previous_answer(&scope, &action.request_id).await? {
             return replay(&previous, &action.fingerprint);
         }
         if action.expected_version != live.record.version {
@@ -437,8 +494,8 @@ impl<S: GameStore> Games<S> {
         let snapshot = next.snapshot()?;
         let records = event_records(next.record.version, &events);
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
-            scope,
-            request_id: action.request_id.to_string(),
+            scope: scope.clone(),
+            request_id: action.request_id.clone(),
             fingerprint: action.fingerprint.clone(),
             response: snapshot.encode_to_vec(),
         });
@@ -449,9 +506,15 @@ impl<S: GameStore> Games<S> {
         {
             // Another process may have written: read the game again next time.
             *guard = None;
+            // The same request may have been applied there: answer as it was.
+            if matches!(e, StoreError::Conflict { .. } | StoreError::Duplicate)
+                && let Ok(Some(previous)) = self.previous_answer(&scope, &action.request_id).await
+            {
+                return replay(&previous, &action.fingerprint);
+            }
             return Err(ApiError::store(e));
         }
-        tracing::debug!(game_id = action.game_id, %seat, version = next.record.version, "action applied");
+        tracing::debug!(game_id, %seat, version = next.record.version, "action applied");
         let update = Arc::new(pb::GameUpdate {
             version: next.record.version,
             events: api_events(&records),
@@ -461,6 +524,21 @@ impl<S: GameStore> Games<S> {
         // Nobody watching is fine.
         let _ = slot.updates.send(update);
         Ok(snapshot)
+    }
+
+    /// The stored answer to a request id already used in `scope`.
+    async fn previous_answer(
+        &self,
+        scope: &str,
+        request_id: &str,
+    ) -> Result<Option<RequestRecord>, ApiError> {
+        if request_id.is_empty() {
+            return Ok(None);
+        }
+        self.store
+            .request(scope, request_id)
+            .await
+            .map_err(ApiError::store)
     }
 
     /// The updates after `from_version`, then live ones, until the client

@@ -77,7 +77,8 @@ pub async fn run(
         stop_rx.clone(),
     ));
 
-    let games = Arc::new(games::Games::new(store, plugins, stop_rx.clone()));
+    let secret = load_secret(&config.data_dir.join("server.key"))?;
+    let games = Arc::new(games::Games::new(store, secret, plugins, stop_rx.clone()));
     tokio::spawn(evict_idle_games(
         games.clone(),
         config.idle_eviction,
@@ -135,6 +136,36 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The key seat tokens are derived from, created on first start (only the
+/// owner may read it). Replicas sharing a database must share this file.
+fn load_secret(path: &std::path::Path) -> anyhow::Result<[u8; 32]> {
+    match std::fs::read(path) {
+        Ok(bytes) => bytes
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("{} is not a 32-byte key", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            use rand::Rng;
+            let key: [u8; 32] = rand::rng().random();
+            let tmp = path.with_extension("tmp");
+            {
+                use std::io::Write;
+                #[cfg(unix)]
+                use std::os::unix::fs::OpenOptionsExt;
+                let mut options = std::fs::OpenOptions::new();
+                options.write(true).create(true).truncate(true);
+                #[cfg(unix)]
+                options.mode(0o600);
+                let mut file = options.open(&tmp)?;
+                file.write_all(&key)?;
+                file.sync_all()?;
+            }
+            std::fs::rename(&tmp, path)?;
+            Ok(key)
+        }
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
 }
 
 /// Sets the health of the server as a whole and of the game service.

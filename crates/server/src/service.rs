@@ -57,12 +57,11 @@ impl<S: GameStore> Service<S> {
         request_id: &str,
         command: Command,
     ) -> Result<Response<pb::Game>, Status> {
-        let token = bearer(request);
         let action = Action {
-            game_id,
-            token: token.as_deref(),
+            game_id: game_id.to_string(),
+            token: bearer(request),
             expected_version: require_version(expected_version)?,
-            request_id,
+            request_id: request_id.to_string(),
             fingerprint: fingerprint(method, request.get_ref()),
             command,
         };

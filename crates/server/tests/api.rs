@@ -431,6 +431,29 @@ async fn every_acknowledged_action_survives_sigkill() {
 
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
+    // Seat tokens still work after the restart.
+    let h = &games[1];
+    let stored = client
+        .get_game(pb::GetGameRequest { game_id: h.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    let status = client
+        .roll(with_token(
+            pb::RollRequest {
+                game_id: h.id(),
+                expected_version: stored.version + 100,
+                request_id: String::new(),
+            },
+            h.to_act_token(),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        status.code(),
+        Code::Aborted,
+        "authenticated, then refused on the version: {status:?}"
+    );
     for (i, g) in games.iter().enumerate() {
         let stored = client
             .get_game(pb::GetGameRequest { game_id: g.id() })

@@ -73,6 +73,28 @@ async fn a_plugin_copied_into_the_folder_is_playable_without_a_restart() {
         tokens: [response.white_token, response.black_token],
     };
     assert_eq!(g.game.variant, "caucasian");
+    // A retried NewGame with several options gets the same game and tokens
+    // (the options map must not make the retry look like another request).
+    let retried = pb::NewGameRequest {
+        variant: "caucasian".into(),
+        options: HashMap::from([
+            ("caucasian_mode".to_string(), "strict".to_string()),
+            (
+                "caucasian_hit_bearoff".to_string(),
+                "only_if_forced".to_string(),
+            ),
+            ("setup".to_string(), "nackgammon".to_string()),
+        ]),
+        request_id: "retry-with-options".into(),
+        ..Default::default()
+    };
+    let first = client.new_game(retried.clone()).await.unwrap().into_inner();
+    for _ in 0..3 {
+        assert_eq!(
+            client.new_game(retried.clone()).await.unwrap().into_inner(),
+            first
+        );
+    }
     assert_eq!(
         g.game.options.get("caucasian_mode").map(String::as_str),
         Some("strict")

@@ -301,7 +301,7 @@ impl GameStore for SqliteStore {
             "SELECT events FROM game_events WHERE game_id = ? AND version > ? ORDER BY version",
         )
         .bind(game_id)
-        .bind(version as i64)
+        .bind(version.min(i64::MAX as u64) as i64)
         .fetch_all(&self.readers)
         .await?;
         let mut events = Vec::new();

@@ -19,14 +19,18 @@ impl Match {
         if self.cube.owner == Some(seat.other()) {
             return refuse("your opponent owns the cube");
         }
-        let value = self.cube.value * 2;
-        if !self.settings.cube.allows(value) {
+        let Some(value) = self
+            .cube
+            .value
+            .checked_mul(2)
+            .filter(|&v| self.settings.cube.allows(v))
+        else {
             return refuse("the cube is at its limit");
-        }
+        };
         let s = &self.settings;
         if !s.is_money()
             && s.dead_cube_check
-            && self.score[seat.index()] + self.cube.value >= s.match_length
+            && self.score[seat.index()].saturating_add(self.cube.value) >= s.match_length
         {
             return refuse("you already win the match at the current cube value (dead cube)");
         }
@@ -67,10 +71,13 @@ impl Match {
         if offer.beaver {
             return refuse("a beaver cannot be beavered (raccoons are not supported)");
         }
-        let value = offer.value * 2;
-        if !self.settings.cube.allows(value) {
+        let Some(value) = offer
+            .value
+            .checked_mul(2)
+            .filter(|&v| self.settings.cube.allows(v))
+        else {
             return refuse("the cube is at its limit");
-        }
+        };
         self.pending_double = Some(PendingDouble {
             by: seat,
             value,
@@ -116,6 +123,11 @@ impl Match {
         if !matches!(self.phase, Phase::Roll | Phase::Move | Phase::Decision) {
             return Err(GameError::Resignation(
                 "answer the pending double or resignation first".into(),
+            ));
+        }
+        if self.pending_win.is_some() {
+            return Err(GameError::Resignation(
+                "the game is decided; only the last roll remains".into(),
             ));
         }
         match self.settings.resignation {

@@ -25,6 +25,7 @@ impl Match {
         self.resignation = None;
         self.declined = None;
         self.pending_decision = None;
+        self.decision_after_play = false;
         self.pending_win = None;
         self.dice = None;
 
@@ -117,7 +118,7 @@ impl Match {
             return self.end_game(self.draw(), rules, dice, events);
         }
         let result = self.score_win(winner, &outcome.kind, outcome.level, EndReason::Played);
-        if self.settings.draw_on_last_roll && winner == self.first_mover {
+        if self.settings.draw_on_last_roll && winner == self.first_mover && outcome.by_bearing_off {
             // The win is judged now, on the loser's position before the
             // last roll; that roll only decides draw or not (spec §4.2).
             self.pending_win = Some(result);
@@ -152,7 +153,7 @@ impl Match {
             kind: kind.to_string(),
             level,
             cube: self.cube.value,
-            points: level * self.cube.value,
+            points: level.saturating_mul(self.cube.value),
         }
     }
 
@@ -177,7 +178,7 @@ impl Match {
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
         if let Some(winner) = result.winner {
-            self.score[winner.index()] += result.points;
+            self.score[winner.index()] = self.score[winner.index()].saturating_add(result.points);
         }
         self.update_crawford(&result);
         self.pending_win = None;

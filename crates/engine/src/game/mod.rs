@@ -48,6 +48,9 @@ pub struct VariantOutcome {
     pub level: u32,
     /// A stable name: "single", "gammon", "backgammon", "mother", "draw".
     pub kind: String,
+    /// The winner bore off its last checker (spec §4.2 applies only then).
+    #[serde(default)]
+    pub by_bearing_off: bool,
 }
 
 /// Points a variant scores during play (tric-trac).
@@ -349,6 +352,10 @@ pub struct Match {
     /// again before the next action.
     pub declined: Option<(Seat, u32)>,
     pub pending_decision: Option<PendingDecision>,
+    /// Whether the pending decision came after the play (answering it ends
+    /// the turn) rather than after the roll (the dice are still to play).
+    #[serde(default)]
+    pub decision_after_play: bool,
     /// Who moved first in this game (for the last-roll draw).
     pub first_mover: Seat,
     /// The first mover's win, waiting for the other's last roll.
@@ -384,6 +391,7 @@ impl Match {
             resignation: None,
             declined: None,
             pending_decision: None,
+            decision_after_play: false,
             first_mover: Seat::White,
             pending_win: None,
             starter: Seat::White,
@@ -505,6 +513,18 @@ impl Match {
         if self.phase == Phase::Decision {
             return Ok(());
         }
+        self.pass_if_blocked(thrown, rules, dice, events)
+    }
+
+    /// With no legal move, plays the empty play and ends the turn.
+    fn pass_if_blocked(
+        &mut self,
+        thrown: Dice,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let seat = self.turn;
         let legal = rules.legal_plays(&self.variant_state, seat, thrown)?;
         if legal.len() == 1 && legal[0].play.is_empty() {
             let step = rules.apply_play(&self.variant_state, seat, thrown, &Play::EMPTY)?;
@@ -533,6 +553,7 @@ impl Match {
             return self.game_over(outcome, rules, dice, events);
         }
         if self.phase == Phase::Decision {
+            self.decision_after_play = true;
             return Ok(());
         }
         self.end_turn(rules, dice, events)
@@ -553,8 +574,7 @@ impl Match {
             choice: choice.to_string(),
         });
         self.pending_decision = None;
-        // Back to where the turn was: moving if the dice are still to be
-        // played, else the turn is over.
+        let after_play = std::mem::take(&mut self.decision_after_play);
         self.phase = if self.dice.is_some() {
             Phase::Move
         } else {
@@ -563,7 +583,19 @@ impl Match {
         if let Some(outcome) = self.absorb(step, events) {
             return self.game_over(outcome, rules, dice, events);
         }
-        Ok(())
+        if self.phase == Phase::Decision {
+            // Another decision, at the same point of the turn.
+            self.decision_after_play = after_play;
+            return Ok(());
+        }
+        match (after_play, self.dice) {
+            // The play was made: the turn is over.
+            (true, _) => self.end_turn(rules, dice, events),
+            // Decided after the roll: the dice are still to be played, or
+            // the turn passes if they cannot be.
+            (false, Some(thrown)) => self.pass_if_blocked(thrown, rules, dice, events),
+            (false, None) => Ok(()),
+        }
     }
 
     /// Takes a variant's answer in: new state, score events, a decision.

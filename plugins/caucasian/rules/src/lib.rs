@@ -243,7 +243,11 @@ impl Variant for Caucasian {
         };
         let mut transition = Transition::to(next);
         if next.board.off(seat) == bg_variant_api::engine::CHECKERS {
-            transition.outcome = Some(win(seat, WinType::of_loser(&next.board, seat.other())));
+            let outcome = win(seat, WinType::of_loser(&next.board, seat.other()));
+            transition.outcome = Some(Outcome {
+                by_bearing_off: true,
+                ..outcome
+            });
         }
         Ok(transition)
     }

@@ -139,11 +139,10 @@ fn outcome(board: &Board, mover: Seat, rules: &Rules) -> Option<Outcome> {
     let other = mover.other();
     if board.off(mover) == CHECKERS {
         let level = if board.off(other) == 0 { 2 } else { 1 };
-        return Some(win(
-            mover,
-            level,
-            if level == 2 { "double" } else { "single" },
-        ));
+        return Some(Outcome {
+            by_bearing_off: true,
+            ..win(mover, level, if level == 2 { "double" } else { "single" })
+        });
     }
     let (mine, theirs) = (pinned_mother(board, mover), pinned_mother(board, other));
     if mine && theirs {
@@ -151,6 +150,7 @@ fn outcome(board: &Board, mover: Seat, rules: &Rules) -> Option<Outcome> {
             winner: None,
             level: 0,
             kind: "draw".into(),
+            by_bearing_off: false,
         });
     }
     for (winner, loser_mother_pinned) in [(mover, theirs), (other, mine)] {
@@ -166,6 +166,7 @@ fn win(winner: Seat, level: u32, kind: &str) -> Outcome {
         winner: Some(winner as u32),
         level,
         kind: kind.into(),
+        by_bearing_off: false,
     }
 }
 

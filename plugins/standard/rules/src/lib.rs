@@ -137,7 +137,11 @@ impl Variant for Standard {
         let board = chosen.result;
         let mut transition = Transition::to(StandardState { board });
         if board.off(seat) == bg_variant_api::engine::CHECKERS {
-            transition.outcome = Some(win(seat, WinType::of_loser(&board, seat.other())));
+            let outcome = win(seat, WinType::of_loser(&board, seat.other()));
+            transition.outcome = Some(Outcome {
+                by_bearing_off: true,
+                ..outcome
+            });
         }
         Ok(transition)
     }
@@ -179,5 +183,6 @@ pub fn win(winner: Seat, win_type: WinType) -> Outcome {
             WinType::Backgammon => "backgammon",
         }
         .into(),
+        by_bearing_off: false,
     }
 }
