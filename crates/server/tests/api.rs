@@ -585,15 +585,11 @@ async fn variants_are_listed_with_their_options() {
 
 #[tokio::test]
 async fn an_idle_game_leaves_memory_and_is_read_back_from_storage() {
-    let plugins = bg_tests::plugin_dir(&[("bg_standard", "libbg_standard.so")]);
-    let data = tempfile::tempdir().unwrap();
-    let server = bg_tests::server::ServerProcess::start_with(
-        env!("CARGO_BIN_EXE_backgammond").as_ref(),
-        plugins.path(),
-        data.path(),
+    let fixture = start_with_plugins(
+        &[("bg_standard", "libbg_standard.so")],
         &["--idle-seconds", "0.2"],
     );
-    let mut client = connect(&server.addr).await;
+    let mut client = connect(&fixture.server.addr).await;
     let g = new_game(&mut client, pb::MatchSettings::default()).await;
     // Long enough for the game to be evicted several times over.
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;

@@ -7,8 +7,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use bg_api::v1 as pb;
-use bg_tests::server::ServerProcess;
-use bg_tests::{copy_plugin, library_file_name, plugin_dir};
+use bg_tests::{copy_plugin, library_file_name};
 use common::*;
 use rand::SeedableRng;
 use tonic::Code;
@@ -36,14 +35,9 @@ async fn wait_for_variant(client: &mut Client, name: &str) -> Duration {
 
 #[tokio::test]
 async fn a_plugin_copied_into_the_folder_is_playable_without_a_restart() {
-    let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
-    let data = tempfile::tempdir().unwrap();
-    let server = ServerProcess::start(
-        env!("CARGO_BIN_EXE_backgammond").as_ref(),
-        plugins.path(),
-        data.path(),
-    );
-    let mut client = connect(&server.addr).await;
+    let fixture = start();
+    let plugins = &fixture.plugins;
+    let mut client = connect(&fixture.server.addr).await;
     assert_eq!(variant_names(&mut client).await, ["standard"]);
 
     // A foreign file and a broken "plugin" first: reported and ignored.
@@ -59,19 +53,16 @@ async fn a_plugin_copied_into_the_folder_is_playable_without_a_restart() {
     assert_eq!(names, ["caucasian", "standard"]);
 
     // The new variant plays a game through the API.
-    let response = client
-        .new_game(pb::NewGameRequest {
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
             variant: "caucasian".into(),
             options: HashMap::from([("caucasian_mode".to_string(), "strict".to_string())]),
             ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut g = Game {
-        game: response.game.unwrap(),
-        tokens: [response.white_token, response.black_token],
-    };
+        },
+    )
+    .await
+    .unwrap();
     assert_eq!(g.game.variant, "caucasian");
     // A retried NewGame with several options gets the same game and tokens
     // (the options map must not make the retry look like another request).
@@ -111,17 +102,14 @@ async fn a_plugin_copied_into_the_folder_is_playable_without_a_restart() {
 
 #[tokio::test]
 async fn a_faulty_plugin_fails_only_its_own_games() {
-    let plugins = plugin_dir(&[
-        ("bg_standard", "libbg_standard.so"),
-        ("bg_test_faulty", "libbg_test_faulty.so"),
-    ]);
-    let data = tempfile::tempdir().unwrap();
-    let server = ServerProcess::start(
-        env!("CARGO_BIN_EXE_backgammond").as_ref(),
-        plugins.path(),
-        data.path(),
+    let fixture = start_with_plugins(
+        &[
+            ("bg_standard", "libbg_standard.so"),
+            ("bg_test_faulty", "libbg_test_faulty.so"),
+        ],
+        &[],
     );
-    let mut client = connect(&server.addr).await;
+    let mut client = connect(&fixture.server.addr).await;
     let mut rng = rand::rngs::StdRng::seed_from_u64(9);
     let mut sound = new_game(&mut client, pb::MatchSettings::default()).await;
 
@@ -146,19 +134,16 @@ async fn a_faulty_plugin_fails_only_its_own_games() {
 
     // A game whose plugin accepts an illegal result: the move fails, the
     // game is unchanged.
-    let response = client
-        .new_game(pb::NewGameRequest {
+    let lying = variant_game(
+        &mut client,
+        pb::NewGameRequest {
             variant: "faulty".into(),
             options: HashMap::from([("fault".to_string(), "accept_anything".to_string())]),
             ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let lying = Game {
-        game: response.game.unwrap(),
-        tokens: [response.white_token, response.black_token],
-    };
+        },
+    )
+    .await
+    .unwrap();
     let play = lying.game.legal_plays[0].notation.clone();
     let status = client
         .r#move(with_token(
@@ -189,30 +174,21 @@ async fn a_faulty_plugin_fails_only_its_own_games() {
 
 #[tokio::test]
 async fn plakoto_plays_through_the_api_with_pins_shown_and_the_winner_starting_again() {
-    let plugins = plugin_dir(&[("bg_plakoto", "libbg_plakoto.so")]);
-    let data = tempfile::tempdir().unwrap();
-    let server = ServerProcess::start(
-        env!("CARGO_BIN_EXE_backgammond").as_ref(),
-        plugins.path(),
-        data.path(),
-    );
-    let mut client = connect(&server.addr).await;
-    let response = client
-        .new_game(pb::NewGameRequest {
+    let fixture = start_with_plugins(&[("bg_plakoto", "libbg_plakoto.so")], &[]);
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
             variant: "plakoto".into(),
             settings: Some(pb::MatchSettings {
                 match_length: 3,
                 ..Default::default()
             }),
             ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut g = Game {
-        game: response.game.unwrap(),
-        tokens: [response.white_token, response.black_token],
-    };
+        },
+    )
+    .await
+    .unwrap();
     // The opening decides the starter, who then throws both dice afresh.
     assert_eq!(g.game.phase, pb::Phase::Roll as i32);
     assert!(

@@ -15,21 +15,28 @@ pub type Client = GameServiceClient<Channel>;
 
 pub struct Fixture {
     pub server: ServerProcess,
-    _plugins: tempfile::TempDir,
+    pub plugins: tempfile::TempDir,
     _data: tempfile::TempDir,
 }
 
+/// A server with the standard plugin.
 pub fn start() -> Fixture {
-    let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    start_with_plugins(&[("bg_standard", "libbg_standard.so")], &[])
+}
+
+/// A server with these plugins (library, file name) and extra arguments.
+pub fn start_with_plugins(plugins: &[(&str, &str)], args: &[&str]) -> Fixture {
+    let plugins = plugin_dir(plugins);
     let data = tempfile::tempdir().unwrap();
-    let server = ServerProcess::start(
+    let server = ServerProcess::start_with(
         env!("CARGO_BIN_EXE_backgammond").as_ref(),
         plugins.path(),
         data.path(),
+        args,
     );
     Fixture {
         server,
-        _plugins: plugins,
+        plugins,
         _data: data,
     }
 }
@@ -79,19 +86,28 @@ impl Game {
 }
 
 pub async fn new_game(client: &mut Client, settings: pb::MatchSettings) -> Game {
-    let response = client
-        .new_game(pb::NewGameRequest {
+    variant_game(
+        client,
+        pb::NewGameRequest {
             variant: "standard".into(),
             settings: Some(settings),
             ..Default::default()
-        })
-        .await
-        .expect("NewGame")
-        .into_inner();
-    Game {
-        game: response.game.unwrap(),
+        },
+    )
+    .await
+    .expect("NewGame")
+}
+
+/// A game from any NewGame request.
+pub async fn variant_game(
+    client: &mut Client,
+    request: pb::NewGameRequest,
+) -> Result<Game, Status> {
+    let response = client.new_game(request).await?.into_inner();
+    Ok(Game {
+        game: response.game.expect("NewGame returns the game"),
         tokens: [response.white_token, response.black_token],
-    }
+    })
 }
 
 pub fn roll(g: &Game, request_id: &str) -> Request<pb::RollRequest> {
