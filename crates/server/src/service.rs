@@ -48,15 +48,13 @@ fn require_version(expected_version: u64) -> Result<u64, ApiError> {
 }
 
 impl<S: GameStore> Service<S> {
-    async fn act<M: prost::Message>(
+    async fn act<M: ActionRequest>(
         &self,
         method: &str,
         request: &Request<M>,
-        game_id: &str,
-        expected_version: u64,
-        request_id: &str,
         command: Command,
     ) -> Result<Response<pb::Game>, Status> {
+        let (game_id, expected_version, request_id) = request.get_ref().target();
         let action = Action {
             game_id: game_id.to_string(),
             token: bearer(request),
@@ -71,6 +69,30 @@ impl<S: GameStore> Service<S> {
         ))
     }
 }
+
+/// The fields every action request carries.
+trait ActionRequest: prost::Message {
+    /// (game id, expected version, request id).
+    fn target(&self) -> (&str, u64, &str);
+}
+
+macro_rules! action_requests {
+    ($($message:ty),*) => {$(
+        impl ActionRequest for $message {
+            fn target(&self) -> (&str, u64, &str) {
+                (&self.game_id, self.expected_version, &self.request_id)
+            }
+        }
+    )*};
+}
+
+action_requests!(
+    pb::RollRequest,
+    pb::MoveRequest,
+    pb::DoubleRequest,
+    pb::ResignRequest,
+    pb::DecideRequest
+);
 
 type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::GameUpdate, Status>> + Send>>;
 
@@ -145,16 +167,7 @@ impl<S: GameStore> GameService for Service<S> {
     }
 
     async fn roll(&self, request: Request<pb::RollRequest>) -> Result<Response<pb::Game>, Status> {
-        let r = request.get_ref();
-        self.act(
-            "Roll",
-            &request,
-            &r.game_id,
-            r.expected_version,
-            &r.request_id,
-            Command::Roll,
-        )
-        .await
+        self.act("Roll", &request, Command::Roll).await
     }
 
     async fn r#move(
@@ -163,15 +176,7 @@ impl<S: GameStore> GameService for Service<S> {
     ) -> Result<Response<pb::Game>, Status> {
         let r = request.get_ref();
         let play = convert::play_in(&r.moves, &r.notation)?;
-        self.act(
-            "Move",
-            &request,
-            &r.game_id,
-            r.expected_version,
-            &r.request_id,
-            Command::Move { play },
-        )
-        .await
+        self.act("Move", &request, Command::Move { play }).await
     }
 
     async fn double(
@@ -188,15 +193,7 @@ impl<S: GameStore> GameService for Service<S> {
                 return Err(ApiError::invalid("action", "give OFFER, TAKE, DROP or BEAVER").into());
             }
         };
-        self.act(
-            "Double",
-            &request,
-            &r.game_id,
-            r.expected_version,
-            &r.request_id,
-            command,
-        )
-        .await
+        self.act("Double", &request, command).await
     }
 
     async fn resign(
@@ -212,15 +209,7 @@ impl<S: GameStore> GameService for Service<S> {
             Ok(pb::ResignAction::Decline) => Command::DeclineResignation,
             _ => return Err(ApiError::invalid("action", "give RESIGN, ACCEPT or DECLINE").into()),
         };
-        self.act(
-            "Resign",
-            &request,
-            &r.game_id,
-            r.expected_version,
-            &r.request_id,
-            command,
-        )
-        .await
+        self.act("Resign", &request, command).await
     }
 
     async fn decide(
@@ -231,15 +220,7 @@ impl<S: GameStore> GameService for Service<S> {
         let command = Command::Decide {
             choice: r.choice.clone(),
         };
-        self.act(
-            "Decide",
-            &request,
-            &r.game_id,
-            r.expected_version,
-            &r.request_id,
-            command,
-        )
-        .await
+        self.act("Decide", &request, command).await
     }
 
     type WatchGameStream = WatchStream;

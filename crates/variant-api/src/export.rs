@@ -296,15 +296,15 @@ impl<V: Variant> Shims<V> {
 
     /// The descriptor for `V`, built once.
     pub fn descriptor(
-        cell: &'static std::sync::OnceLock<(abi::VariantDescriptor, String, String)>,
+        cell: &'static std::sync::OnceLock<abi::VariantDescriptor>,
     ) -> *const abi::VariantDescriptor {
-        let (descriptor, _, _) = cell.get_or_init(|| {
+        cell.get_or_init(|| {
             let v = Self::variant();
             let info = v.info();
             // Leaked once per process: the descriptor must outlive every call.
-            let name: &'static str = Box::leak(info.name.clone().into_boxed_str());
-            let version: &'static str = Box::leak(info.version.clone().into_boxed_str());
-            let descriptor = abi::VariantDescriptor {
+            let name: &'static str = Box::leak(info.name.into_boxed_str());
+            let version: &'static str = Box::leak(info.version.into_boxed_str());
+            abi::VariantDescriptor {
                 abi_major: abi::ABI_MAJOR,
                 abi_minor: abi::ABI_MINOR,
                 struct_size: std::mem::size_of::<abi::VariantDescriptor>() as u32,
@@ -328,10 +328,8 @@ impl<V: Variant> Shims<V> {
                 decide: Some(Self::decide),
                 concede: Some(Self::concede),
                 free_buffer: Some(Self::free_buffer),
-            };
-            (descriptor, info.name, info.version)
-        });
-        descriptor
+            }
+        })
     }
 }
 
@@ -353,11 +351,8 @@ macro_rules! export_variant {
         /// Called by the plugin host through `dlsym`; takes no arguments.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn bg_variant_entry() -> *const $crate::abi::VariantDescriptor {
-            static DESCRIPTOR: ::std::sync::OnceLock<(
-                $crate::abi::VariantDescriptor,
-                String,
-                String,
-            )> = ::std::sync::OnceLock::new();
+            static DESCRIPTOR: ::std::sync::OnceLock<$crate::abi::VariantDescriptor> =
+                ::std::sync::OnceLock::new();
             // A panic while building the descriptor must not unwind into C.
             ::std::panic::catch_unwind(|| {
                 $crate::__private::Shims::<$variant>::descriptor(&DESCRIPTOR)
