@@ -229,6 +229,37 @@ fn a_missing_plugin_folder_is_an_error() {
 }
 
 #[test]
+fn plugins_load_from_several_folders_and_the_first_folder_wins_a_name_clash() {
+    let shipped = plugin_dir(&[("bg_standard", "standard.so")]);
+    let extra = plugin_dir(&[("bg_standard", "standard.so"), ("bg_plakoto", "plakoto.so")]);
+    let host = PluginHost::with_dirs([shipped.path().to_path_buf(), extra.path().to_path_buf()]);
+    let report = host.scan().unwrap();
+    let mut names: Vec<&str> = report.loaded.iter().map(|p| p.name()).collect();
+    names.sort();
+    assert_eq!(names, ["plakoto", "standard"]);
+    assert!(
+        host.get("standard")
+            .unwrap()
+            .path()
+            .starts_with(shipped.path())
+    );
+    let [skipped] = &report.skipped[..] else {
+        panic!("{:?}", report.skipped)
+    };
+    assert!(skipped.path.starts_with(extra.path()));
+    assert!(
+        skipped.reason.contains("already loaded from"),
+        "{}",
+        skipped.reason
+    );
+
+    // A folder that cannot be read is named in the error.
+    let host = PluginHost::with_dirs([shipped.path().to_path_buf(), "/nonexistent/extra".into()]);
+    let error = host.scan().unwrap_err().to_string();
+    assert!(error.contains("/nonexistent/extra"), "{error}");
+}
+
+#[test]
 fn a_loaded_plugin_file_changed_on_disk_is_not_reloaded() {
     let dir = plugin_dir(&[("bg_standard", "standard.so")]);
     let host = PluginHost::new(dir.path());

@@ -1,4 +1,4 @@
-//! The plugin folder and the variants loaded from it.
+//! The plugin folders and the variants loaded from them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -8,11 +8,12 @@ use std::time::SystemTime;
 use crate::load::load;
 use crate::plugin::Plugin;
 
-/// The variants loaded from one folder. Scanning again picks up files that
-/// are new or changed since the last scan; nothing is ever unloaded, so a
-/// game can keep using the plugin it started with.
+/// The variants loaded from one or more folders. Scanning again picks up
+/// files that are new or changed since the last scan; nothing is ever
+/// unloaded, so a game can keep using the plugin it started with. When two
+/// folders hold a variant of the same name, the earlier folder's wins.
 pub struct PluginHost {
-    dir: PathBuf,
+    dirs: Vec<PathBuf>,
     state: Mutex<Registry>,
 }
 
@@ -49,24 +50,41 @@ fn is_library(path: &Path) -> bool {
 impl PluginHost {
     /// A host for the plugins in `dir` (nothing is loaded until [`scan`](Self::scan)).
     pub fn new(dir: impl Into<PathBuf>) -> PluginHost {
+        PluginHost::with_dirs([dir.into()])
+    }
+
+    /// A host for the plugins in several folders, searched in this order.
+    pub fn with_dirs(dirs: impl IntoIterator<Item = PathBuf>) -> PluginHost {
         PluginHost {
-            dir: dir.into(),
+            dirs: dirs.into_iter().collect(),
             state: Mutex::new(Registry::default()),
         }
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// The folders scanned, in order.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
     }
 
-    /// Loads every plugin file in the folder not seen before (or changed
+    /// Loads every plugin file in the folders not seen before (or changed
     /// since), logging each load and each skipped file with its reason.
-    /// Fails only if the folder itself cannot be read.
+    /// Fails, loading nothing, if a folder itself cannot be read (the
+    /// error names it).
     pub fn scan(&self) -> std::io::Result<ScanReport> {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.dir)?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .collect();
-        paths.sort();
+        let mut paths = Vec::new();
+        for dir in &self.dirs {
+            let entries = std::fs::read_dir(dir).map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot read plugin folder {}: {e}", dir.display()),
+                )
+            })?;
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .collect();
+            files.sort();
+            paths.extend(files);
+        }
         let mut report = ScanReport::default();
         for path in paths {
             let Ok(meta) = std::fs::metadata(&path) else {

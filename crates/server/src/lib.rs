@@ -33,7 +33,8 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 #[derive(Clone, Debug)]
 pub struct Config {
     pub listen: SocketAddr,
-    pub plugin_dir: PathBuf,
+    /// Plugin folders, searched in order (the first wins a name clash).
+    pub plugin_dirs: Vec<PathBuf>,
     pub data_dir: PathBuf,
     pub durability: Durability,
     /// How often the plugin folder is scanned for new plugins.
@@ -60,14 +61,12 @@ pub async fn run(
     let store = SqliteStore::open(&database, config.durability)
         .await
         .with_context(|| format!("opening {}", database.display()))?;
-    let plugins = Arc::new(PluginHost::new(&config.plugin_dir));
-    let report = plugins
-        .scan()
-        .with_context(|| format!("reading plugin folder {}", config.plugin_dir.display()))?;
+    let plugins = Arc::new(PluginHost::with_dirs(config.plugin_dirs.clone()));
+    let report = plugins.scan().context("loading plugins")?;
     tracing::info!(
         loaded = report.loaded.len(),
         skipped = report.skipped.len(),
-        folder = %config.plugin_dir.display(),
+        folders = ?config.plugin_dirs,
         "plugins scanned"
     );
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -217,7 +216,7 @@ async fn rescan_plugins(
                     tracing::info!(variant = plugin.name(), "new variant available");
                 }
             }
-            Ok(Err(e)) => tracing::warn!(error = %e, "cannot read the plugin folder"),
+            Ok(Err(e)) => tracing::warn!(error = %e, "plugin scan skipped"),
             Err(e) => tracing::error!(error = %e, "plugin scan failed"),
         }
     }

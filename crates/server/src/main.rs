@@ -20,8 +20,15 @@ struct Cli {
     #[arg(long, env = "BACKGAMMON_LISTEN", default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
     /// Folder of variant plugins; new files are picked up while running.
-    #[arg(long, env = "BACKGAMMON_PLUGIN_DIR", default_value = "target/plugins")]
-    plugin_dir: PathBuf,
+    /// Repeat it (or separate folders with `:` as in PATH) for several
+    /// folders; the first one wins when two hold the same variant.
+    #[arg(
+        long,
+        env = "BACKGAMMON_PLUGIN_DIR",
+        default_value = "target/plugins",
+        value_delimiter = ':'
+    )]
+    plugin_dir: Vec<PathBuf>,
     /// Folder for the games database (created if missing).
     #[arg(long, env = "BACKGAMMON_DATA_DIR", default_value = "data")]
     data_dir: PathBuf,
@@ -93,7 +100,7 @@ fn main() -> Result<()> {
         None => {
             let config = Config {
                 listen: cli.listen,
-                plugin_dir: cli.plugin_dir,
+                plugin_dirs: cli.plugin_dir,
                 data_dir: cli.data_dir,
                 durability: match cli.durability {
                     DurabilityArg::Full => Durability::Full,

@@ -1,0 +1,350 @@
+//! The server in its container image, started through the testcontainers
+//! module as users start it: a game over gRPC, a plugin dropped into a
+//! mounted folder, the data volume across containers, SIGTERM.
+//!
+//! The image is built once per run by `scripts/build-image-local` from this
+//! build's `backgammond` and plugin files (the Dockerfile's runtime stage),
+//! unless `BACKGAMMON_IMAGE` names one to test instead. A container engine
+//! is needed (podman or Docker, reached through `DOCKER_HOST` or
+//! /var/run/docker.sock). Without one these tests say so and pass, unless
+//! `BACKGAMMON_REQUIRE_CONTAINERS=1` (set by .ci/run), which makes a
+//! missing engine a failure.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use bg_api::v1 as pb;
+use bg_testcontainers::BackgammonServer;
+use bg_tests::{copy_plugin, library_file_name, plugin_file};
+use common::{Client, Game, step, variant_game};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+/// The shipped plugins, as the image ships them.
+const SHIPPED: [&str; 3] = ["bg_standard", "bg_caucasian", "bg_plakoto"];
+const TEST_IMAGE: &str = "localhost/backgammond:test";
+
+/// The image to test, built on first use; `None` when no container engine
+/// is available and none is required.
+fn image() -> Option<(String, String)> {
+    static IMAGE: OnceLock<Result<Option<String>, String>> = OnceLock::new();
+    let image = IMAGE.get_or_init(prepare_image);
+    match image {
+        Ok(Some(image)) => {
+            let (name, tag) = image.rsplit_once(':').expect("name:tag");
+            Some((name.to_string(), tag.to_string()))
+        }
+        Ok(None) => None,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn prepare_image() -> Result<Option<String>, String> {
+    if let Ok(image) = std::env::var(bg_testcontainers::IMAGE_ENV) {
+        return Ok(Some(image));
+    }
+    let required = std::env::var("BACKGAMMON_REQUIRE_CONTAINERS").is_ok_and(|v| v == "1");
+    let Some(engine) = container_engine() else {
+        let message = "no container engine (podman or Docker) reachable: set DOCKER_HOST \
+                       (for podman: `podman system service --time=0 unix:///run/podman/podman.sock &` \
+                       and DOCKER_HOST=unix:///run/podman/podman.sock)";
+        if required {
+            return Err(format!("BACKGAMMON_REQUIRE_CONTAINERS=1 but {message}"));
+        }
+        eprintln!("SKIPPED container tests: {message}");
+        return Ok(None);
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-image-local");
+    let mut build = Command::new(script);
+    build
+        .env("CONTAINER_ENGINE", engine)
+        .args(["--tag", TEST_IMAGE])
+        .args(["--binary", env!("CARGO_BIN_EXE_backgammond")]);
+    for lib in SHIPPED {
+        build.arg("--plugin").arg(plugin_file(lib));
+    }
+    let started = Instant::now();
+    let output = build
+        .output()
+        .map_err(|e| format!("running the image script: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "building the test image failed:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    eprintln!(
+        "built {TEST_IMAGE} in {:.1} s: {}",
+        started.elapsed().as_secs_f64(),
+        String::from_utf8_lossy(&output.stdout).trim()
+    );
+    Ok(Some(TEST_IMAGE.to_string()))
+}
+
+/// The engine's command-line tool, if an engine answers and the Docker API
+/// testcontainers uses is reachable.
+fn container_engine() -> Option<String> {
+    let api = std::env::var("DOCKER_HOST").is_ok() || Path::new("/var/run/docker.sock").exists();
+    if !api {
+        return None;
+    }
+    let candidates = match std::env::var("CONTAINER_ENGINE") {
+        Ok(engine) => vec![engine],
+        Err(_) => vec!["podman".to_string(), "docker".to_string()],
+    };
+    candidates.into_iter().find(|engine| {
+        Command::new(engine)
+            .args(["info", "--format", "{{.Host.Arch}}{{.Architecture}}"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+            || Command::new(engine)
+                .arg("info")
+                .output()
+                .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// The server image under test, with plugin folders scanned often.
+fn server() -> Option<BackgammonServer> {
+    let (name, tag) = image()?;
+    Some(
+        BackgammonServer::default()
+            .with_image(name, tag)
+            .with_plugin_scan_interval(Duration::from_millis(200)),
+    )
+}
+
+/// A host folder the container's user (uid 65532) can use.
+fn shared_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    dir
+}
+
+async fn variant_names(client: &mut Client) -> Vec<String> {
+    let mut names: Vec<String> = client
+        .list_variants(pb::ListVariantsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .variants
+        .into_iter()
+        .map(|v| v.name)
+        .collect();
+    names.sort();
+    names
+}
+
+/// Plays random legal actions until the match is over.
+async fn play_to_the_end(client: &mut Client, g: &mut Game, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut actions = 0;
+    while g.game.phase != pb::Phase::MatchOver as i32 {
+        step(client, g, &mut rng).await;
+        actions += 1;
+        assert!(actions < 5_000, "the match ends");
+    }
+}
+
+#[tokio::test]
+async fn a_complete_game_is_played_through_grpc_in_a_container() {
+    let Some(image) = server() else { return };
+    let server = image.start().await.expect("container starts");
+    let mut client = server.client().await.unwrap();
+    assert_eq!(
+        variant_names(&mut client).await,
+        ["caucasian", "plakoto", "standard"],
+        "every shipped plugin is in the image"
+    );
+
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "standard".into(),
+            settings: Some(pb::MatchSettings {
+                match_length: 1,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    play_to_the_end(&mut client, &mut g, 1).await;
+    let stored = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(stored, g.game);
+    assert_eq!(stored.results.len(), 1, "one game decides a 1-point match");
+
+    // The image's HEALTHCHECK command works inside the container.
+    let check = server
+        .container()
+        .exec(bg_testcontainers::testcontainers::core::ExecCommand::new([
+            "/usr/local/bin/backgammond",
+            "healthcheck",
+        ]))
+        .await
+        .unwrap();
+    let mut waited = 0;
+    while check.exit_code().await.unwrap().is_none() && waited < 100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert_eq!(
+        check.exit_code().await.unwrap(),
+        Some(0),
+        "healthcheck says SERVING"
+    );
+}
+
+#[tokio::test]
+async fn a_plugin_dropped_into_the_mounted_folder_is_listed_and_playable() {
+    let Some(image) = server() else { return };
+    let extra = shared_dir();
+    let server = image
+        .with_extra_plugins(extra.path())
+        .start()
+        .await
+        .expect("container starts");
+    let mut client = server.client().await.unwrap();
+    assert!(
+        !variant_names(&mut client)
+            .await
+            .contains(&"nackgammon".into())
+    );
+
+    copy_plugin(
+        "bg_test_nackgammon",
+        &extra.path().join(library_file_name("bg_test_nackgammon")),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !variant_names(&mut client)
+        .await
+        .contains(&"nackgammon".into())
+    {
+        assert!(Instant::now() < deadline, "the dropped plugin is picked up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "nackgammon".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(g.game.variant, "nackgammon");
+    // The Nackgammon setup: two checkers on each player's 23-point.
+    let board = g.game.board.clone().unwrap();
+    assert_eq!((board.points[22], board.points[1]), (2, -2), "{board:?}");
+    play_to_the_end(&mut client, &mut g, 2).await;
+    assert_eq!(g.game.results.len(), 1);
+}
+
+#[tokio::test]
+async fn a_new_container_on_the_same_data_volume_finds_the_game_at_its_version() {
+    let Some(image) = server() else { return };
+    let data = shared_dir();
+    let first = image
+        .clone()
+        .with_data_dir(data.path())
+        .start()
+        .await
+        .expect("first container starts");
+    let mut client = first.client().await.unwrap();
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "plakoto".into(),
+            settings: Some(pb::MatchSettings {
+                match_length: 3,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut rng = StdRng::seed_from_u64(3);
+    for _ in 0..12 {
+        step(&mut client, &mut g, &mut rng).await;
+    }
+    let before = g.game.clone();
+    assert_eq!(first.stop(Duration::from_secs(15)).await.unwrap(), Some(0));
+    drop(first);
+
+    let second = image
+        .with_data_dir(data.path())
+        .start()
+        .await
+        .expect("second container starts");
+    let mut client = second.client().await.unwrap();
+    let after = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .expect("the game is still there")
+        .into_inner();
+    assert_eq!(after.version, before.version);
+    assert_eq!(after, before);
+    // The seat tokens still work: the game goes on from where it was.
+    step(&mut client, &mut g, &mut rng).await;
+    assert_eq!(g.game.version, before.version + 1);
+}
+
+#[tokio::test]
+async fn the_container_stops_cleanly_on_sigterm_within_the_grace_period() {
+    let Some(image) = server() else { return };
+    let grace = Duration::from_secs(5);
+    let server = image
+        .with_env(
+            "BACKGAMMON_SHUTDOWN_GRACE_SECONDS",
+            grace.as_secs().to_string(),
+        )
+        .start()
+        .await
+        .expect("container starts");
+    let mut client = server.client().await.unwrap();
+    let g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "standard".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    // A watcher holds a stream open while the server stops.
+    let mut updates = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.id(),
+            from_version: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(updates.message().await.unwrap().is_some());
+
+    let started = Instant::now();
+    // The engine waits three times the grace before it would SIGKILL.
+    let code = server.stop(grace * 3).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(code, Some(0), "exit code after SIGTERM");
+    assert!(took < grace, "stopped in {took:?}, grace {grace:?}");
+    // The open stream ended rather than hanging.
+    let end = tokio::time::timeout(Duration::from_secs(5), updates.message()).await;
+    assert!(end.is_ok(), "the watch stream ended");
+}

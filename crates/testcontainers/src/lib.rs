@@ -1,0 +1,341 @@
+//! A [testcontainers] module for the backgammon game service: start a real
+//! `backgammond` in a container from your integration tests and talk to it
+//! over gRPC.
+//!
+//! ```no_run
+//! use bg_testcontainers::BackgammonServer;
+//! use bg_testcontainers::api::NewGameRequest;
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = BackgammonServer::default().start().await?;
+//! let mut client = server.client().await?;
+//! let game = client
+//!     .new_game(NewGameRequest {
+//!         variant: "standard".into(),
+//!         match_length: 3,
+//!         ..Default::default()
+//!     })
+//!     .await?
+//!     .into_inner();
+//! // Each seat acts with its own token, sent as `authorization: Bearer <token>`.
+//! let (white, black) = (game.white_token, game.black_token);
+//! # let _ = (white, black);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The container is removed when the [`RunningServer`] is dropped.
+//!
+//! # The image
+//!
+//! By default the image is `backgammond:latest`, the name the README's
+//! `docker build -t backgammond .` gives it. Set `BACKGAMMON_IMAGE` (for
+//! instance `registry.example/backgammond:1.2.0`) to test another one, or
+//! call [`BackgammonServer::with_image`].
+//!
+//! # Docker and podman
+//!
+//! testcontainers talks the Docker API: with podman, run `podman system
+//! service` and set `DOCKER_HOST` to its socket. The server's port is
+//! published on 127.0.0.1 at a port chosen here, not by the engine,
+//! because podman 4 reports published ports in a form testcontainers
+//! cannot read ([`RunningServer::endpoint`] gives the address).
+//!
+//! This crate owns only the container's description and the way to reach
+//! it; it never starts a server outside a container.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use testcontainers::bollard::models::{HostConfig, PortBinding};
+use testcontainers::core::{ContainerPort, IntoContainerPort, Mount, WaitFor};
+use testcontainers::runners::AsyncRunner;
+use testcontainers::{ContainerAsync, Image, ImageExt};
+use tonic::transport::{Channel, Endpoint};
+
+/// The generated gRPC client and messages (`backgammon.v1`).
+pub use bg_api::v1 as api;
+pub use testcontainers;
+/// The health service's client and messages (`grpc.health.v1`).
+pub use tonic_health::pb as health;
+
+/// The port the server listens on inside the container.
+pub const GRPC_PORT: u16 = 50051;
+/// Where the image keeps the shipped plugins.
+pub const PLUGIN_DIR: &str = "/opt/backgammon/plugins";
+/// Where the image looks for extra plugins (mount a folder here).
+pub const EXTRA_PLUGIN_DIR: &str = "/opt/backgammon/extra-plugins";
+/// The data volume (games database and server key).
+pub const DATA_DIR: &str = "/var/lib/backgammon";
+/// The user the server runs as; a bind-mounted data folder must be
+/// writable by it.
+pub const USER_ID: u32 = 65532;
+/// Environment variable naming the image to test, as `name:tag`.
+pub const IMAGE_ENV: &str = "BACKGAMMON_IMAGE";
+
+const DEFAULT_NAME: &str = "backgammond";
+const DEFAULT_TAG: &str = "latest";
+/// The server prints this line once its health is SERVING.
+const READY_LINE: &str = "backgammond listening on";
+
+/// Errors from starting or reaching the container.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// The backgammon server image, with its settings.
+#[derive(Debug, Clone)]
+pub struct BackgammonServer {
+    name: String,
+    tag: String,
+    env: HashMap<String, String>,
+    mounts: Vec<Mount>,
+    startup_timeout: Duration,
+}
+
+impl Default for BackgammonServer {
+    /// `backgammond:latest`, or the image named by `BACKGAMMON_IMAGE`.
+    fn default() -> Self {
+        let (name, tag) = match std::env::var(IMAGE_ENV) {
+            Ok(image) if !image.trim().is_empty() => split_image(image.trim()),
+            _ => (DEFAULT_NAME.to_string(), DEFAULT_TAG.to_string()),
+        };
+        BackgammonServer {
+            name,
+            tag,
+            env: HashMap::new(),
+            mounts: Vec::new(),
+            startup_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// `name:tag` → (name, tag); a colon inside a registry's `host:port`
+/// is not a tag separator.
+fn split_image(image: &str) -> (String, String) {
+    match image.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') => (name.to_string(), tag.to_string()),
+        _ => (image.to_string(), DEFAULT_TAG.to_string()),
+    }
+}
+
+impl BackgammonServer {
+    /// Uses another image.
+    pub fn with_image(mut self, name: impl Into<String>, tag: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.tag = tag.into();
+        self
+    }
+
+    /// Mounts a host folder of plugin files (read-only) as the extra plugin
+    /// folder. Files moved into it while the server runs are picked up
+    /// within the scan interval (see [`with_plugin_scan_interval`](Self::with_plugin_scan_interval)).
+    pub fn with_extra_plugins(mut self, host_dir: impl AsRef<Path>) -> Self {
+        self.mounts.push(
+            Mount::bind_mount(host_dir.as_ref().display().to_string(), EXTRA_PLUGIN_DIR)
+                .with_access_mode(testcontainers::core::AccessMode::ReadOnly),
+        );
+        self
+    }
+
+    /// Keeps the games in a host folder, so a later container can go on
+    /// with them. The folder must be writable by uid 65532 ([`USER_ID`]).
+    pub fn with_data_dir(mut self, host_dir: impl AsRef<Path>) -> Self {
+        self.mounts.push(Mount::bind_mount(
+            host_dir.as_ref().display().to_string(),
+            DATA_DIR,
+        ));
+        self
+    }
+
+    /// Keeps the games in a named volume of the container engine.
+    pub fn with_data_volume(mut self, volume: impl Into<String>) -> Self {
+        self.mounts.push(Mount::volume_mount(volume, DATA_DIR));
+        self
+    }
+
+    /// How often the plugin folders are scanned for new files.
+    pub fn with_plugin_scan_interval(self, every: Duration) -> Self {
+        self.with_env(
+            "BACKGAMMON_PLUGIN_SCAN_SECONDS",
+            every.as_secs_f64().to_string(),
+        )
+    }
+
+    /// Sets any of the server's environment settings (`BACKGAMMON_*`, `RUST_LOG`).
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// How long [`start`](Self::start) waits for the server to be SERVING.
+    pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Starts the container, publishing its port on 127.0.0.1 at a free
+    /// port, and returns once the server reports SERVING.
+    pub async fn start(self) -> Result<RunningServer, Error> {
+        let host_port = free_local_port()?;
+        let timeout = self.startup_timeout;
+        let container = self
+            .with_mapped_port(host_port, GRPC_PORT.tcp())
+            .with_startup_timeout(timeout)
+            .with_host_config_modifier(move |config: &mut HostConfig| {
+                // Loopback only: tests must not open the server to the network.
+                config.port_bindings = Some(HashMap::from([(
+                    format!("{GRPC_PORT}/tcp"),
+                    Some(vec![PortBinding {
+                        host_ip: Some("127.0.0.1".into()),
+                        host_port: Some(host_port.to_string()),
+                    }]),
+                )]));
+            })
+            .start()
+            .await?;
+        let server = RunningServer {
+            container,
+            host_port,
+        };
+        server.wait_serving(timeout).await?;
+        Ok(server)
+    }
+}
+
+impl Image for BackgammonServer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// The server prints its "listening" line right after its health turns
+    /// SERVING (plugins loaded, storage open).
+    fn ready_conditions(&self) -> Vec<WaitFor> {
+        vec![WaitFor::message_on_stdout(READY_LINE)]
+    }
+
+    fn env_vars(
+        &self,
+    ) -> impl IntoIterator<Item = (impl Into<Cow<'_, str>>, impl Into<Cow<'_, str>>)> {
+        self.env.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    fn mounts(&self) -> impl IntoIterator<Item = &Mount> {
+        &self.mounts
+    }
+
+    fn expose_ports(&self) -> &[ContainerPort] {
+        &[ContainerPort::Tcp(GRPC_PORT)]
+    }
+}
+
+/// A started server; the container is removed when this is dropped.
+pub struct RunningServer {
+    container: ContainerAsync<BackgammonServer>,
+    host_port: u16,
+}
+
+impl RunningServer {
+    /// The server's address, e.g. `http://127.0.0.1:40123`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.host_port)
+    }
+
+    /// A connected channel to the server.
+    pub async fn channel(&self) -> Result<Channel, Error> {
+        Ok(Endpoint::from_shared(self.endpoint())?
+            .connect_timeout(Duration::from_secs(5))
+            .connect()
+            .await?)
+    }
+
+    /// A connected client of the game service.
+    pub async fn client(
+        &self,
+    ) -> Result<api::game_service_client::GameServiceClient<Channel>, Error> {
+        Ok(api::game_service_client::GameServiceClient::new(
+            self.channel().await?,
+        ))
+    }
+
+    /// A connected client of the health service.
+    pub async fn health(&self) -> Result<health::health_client::HealthClient<Channel>, Error> {
+        Ok(health::health_client::HealthClient::new(
+            self.channel().await?,
+        ))
+    }
+
+    /// The container, for what this module does not wrap (logs, exec, ...).
+    pub fn container(&self) -> &ContainerAsync<BackgammonServer> {
+        &self.container
+    }
+
+    /// Stops the server the way the engine stops it (SIGTERM, then SIGKILL
+    /// after `grace`), and returns its exit code.
+    pub async fn stop(&self, grace: Duration) -> Result<Option<i64>, Error> {
+        let seconds = i32::try_from(grace.as_secs().max(1)).unwrap_or(i32::MAX);
+        self.container.stop_with_timeout(Some(seconds)).await?;
+        Ok(self.container.exit_code().await?)
+    }
+
+    async fn wait_serving(&self, timeout: Duration) -> Result<(), Error> {
+        use health::{HealthCheckRequest, health_check_response::ServingStatus};
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let status = async {
+                let mut health = self.health().await.ok()?;
+                let reply = health
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                    .ok()?;
+                Some(reply.into_inner().status)
+            }
+            .await;
+            if status == Some(ServingStatus::Serving as i32) {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "backgammond at {} not SERVING after {timeout:?} (last status: {status:?})",
+                    self.endpoint()
+                )
+                .into());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// A port on 127.0.0.1 that is free now (the engine binds it next).
+fn free_local_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
+        .local_addr()?
+        .port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_image;
+
+    #[test]
+    fn image_names_split_at_the_tag_colon_not_a_registry_port() {
+        assert_eq!(
+            split_image("backgammond:1.2"),
+            ("backgammond".into(), "1.2".into())
+        );
+        assert_eq!(
+            split_image("registry.local:5000/backgammond"),
+            ("registry.local:5000/backgammond".into(), "latest".into())
+        );
+        assert_eq!(
+            split_image("registry.local:5000/bg/backgammond:test"),
+            ("registry.local:5000/bg/backgammond".into(), "test".into())
+        );
+    }
+}
