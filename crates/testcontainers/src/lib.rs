@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use bg_testcontainers::BackgammonServer;
-//! use bg_testcontainers::api::NewGameRequest;
+//! use bg_testcontainers::api::{MatchSettings, NewGameRequest};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = BackgammonServer::default().start().await?;
@@ -12,7 +12,10 @@
 //! let game = client
 //!     .new_game(NewGameRequest {
 //!         variant: "standard".into(),
-//!         match_length: 3,
+//!         settings: Some(MatchSettings {
+//!             match_length: 3,
+//!             ..Default::default()
+//!         }),
 //!         ..Default::default()
 //!     })
 //!     .await?
@@ -80,8 +83,22 @@ const DEFAULT_TAG: &str = "latest";
 /// The server prints this line once its health is SERVING.
 const READY_LINE: &str = "backgammond listening on";
 
-/// Errors from starting or reaching the container.
-pub type Error = Box<dyn std::error::Error + Send + Sync>;
+/// Errors from starting or reaching the server.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The container engine refused or failed (image missing, no engine, ...).
+    #[error("container: {0}")]
+    Container(#[from] testcontainers::TestcontainersError),
+    /// The server could not be reached over gRPC.
+    #[error("connecting to the server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The server started but did not report SERVING in time.
+    #[error("backgammond at {endpoint} not SERVING after {waited:?}")]
+    NotServing { endpoint: String, waited: Duration },
+    /// No free local port for the server.
+    #[error("choosing a local port: {0}")]
+    Port(#[from] std::io::Error),
+}
 
 /// The backgammon server image, with its settings.
 #[derive(Debug, Clone)]
@@ -301,11 +318,10 @@ impl RunningServer {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(format!(
-                    "backgammond at {} not SERVING after {timeout:?} (last status: {status:?})",
-                    self.endpoint()
-                )
-                .into());
+                return Err(Error::NotServing {
+                    endpoint: self.endpoint(),
+                    waited: timeout,
+                });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
