@@ -8,7 +8,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use sqlx::{Connection, Row};
+use sqlx::{Connection, QueryBuilder, Row, Sqlite};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{EventRecord, GameRecord, GameStore, RequestRecord, StoreError};
@@ -59,6 +59,14 @@ enum WriteKind {
         events: Vec<EventRecord>,
         request: Option<RequestRecord>,
     },
+}
+
+impl WriteKind {
+    fn game_id(&self) -> &str {
+        match self {
+            WriteKind::Create { game, .. } | WriteKind::Commit { game, .. } => &game.game_id,
+        }
+    }
 }
 
 impl SqliteStore {
@@ -120,18 +128,74 @@ async fn write_loop(mut connection: SqliteConnection, mut queue: mpsc::Receiver<
 }
 
 /// Applies writes in one transaction: all or nothing.
+///
+/// Each table gets one statement for the whole group (multi-row inserts,
+/// one compare-and-set update over all games): SQLite statements are cheap,
+/// but every statement is a round trip to sqlx's connection thread.
 async fn apply_group(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
     let mut tx = connection.begin().await?;
+    if group.len() > 1 && distinct_games(group) {
+        apply_batched(&mut tx, group).await?;
+    } else {
+        for write in group {
+            apply_one(&mut tx, write).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One write, statement by statement (its errors are precise).
+async fn apply_one(tx: &mut SqliteConnection, write: &Write) -> Result<(), StoreError> {
+    match &write.kind {
+        WriteKind::Create {
+            game,
+            events,
+            request,
+        } => {
+            insert_game(tx, game).await?;
+            insert_events(tx, &game.game_id, events).await?;
+            insert_request(tx, request.as_ref()).await?;
+        }
+        WriteKind::Commit {
+            game,
+            expected_version,
+            events,
+            request,
+        } => {
+            update_game(tx, game, *expected_version).await?;
+            insert_events(tx, &game.game_id, events).await?;
+            insert_request(tx, request.as_ref()).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether no game is written twice in the group (the server serialises
+/// each game's actions, so this is the normal case).
+fn distinct_games(group: &[Write]) -> bool {
+    let mut ids: Vec<&str> = group.iter().map(|w| w.kind.game_id()).collect();
+    ids.sort_unstable();
+    ids.windows(2).all(|pair| pair[0] != pair[1])
+}
+
+/// The whole group in at most four statements. Any failure (a version
+/// conflict, a duplicate row) fails the group; the caller then applies the
+/// writes one by one to give each its own answer.
+async fn apply_batched(tx: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
+    let mut created = Vec::new();
+    let mut updated = Vec::new();
+    let mut events = Vec::new();
+    let mut requests = Vec::new();
     for write in group {
-        match &write.kind {
+        let (game, game_events, request) = match &write.kind {
             WriteKind::Create {
                 game,
                 events,
                 request,
             } => {
-                insert_game(&mut tx, game).await?;
-                insert_events(&mut tx, &game.game_id, events).await?;
-                insert_request(&mut tx, request.as_ref()).await?;
+                created.push(game);
+                (game, events, request)
             }
             WriteKind::Commit {
                 game,
@@ -139,13 +203,85 @@ async fn apply_group(connection: &mut SqliteConnection, group: &[Write]) -> Resu
                 events,
                 request,
             } => {
-                update_game(&mut tx, game, *expected_version).await?;
-                insert_events(&mut tx, &game.game_id, events).await?;
-                insert_request(&mut tx, request.as_ref()).await?;
+                updated.push((game, *expected_version));
+                (game, events, request)
             }
+        };
+        if let Some(first) = game_events.first() {
+            let json = serde_json::to_string(game_events)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            events.push((&game.game_id, first.version, json));
+        }
+        requests.extend(request.as_ref());
+    }
+
+    if !created.is_empty() {
+        QueryBuilder::<Sqlite>::new(
+            "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash) ",
+        )
+        .push_values(&created, |mut row, game| {
+            row.push_bind(&game.game_id)
+                .push_bind(&game.variant)
+                .push_bind(&game.variant_version)
+                .push_bind(&game.options)
+                .push_bind(game.version as i64)
+                .push_bind(&game.state)
+                .push_bind(&game.token_hashes[0])
+                .push_bind(&game.token_hashes[1]);
+        })
+        .build()
+        .execute(&mut *tx)
+        .await
+        .map_err(duplicate)?;
+    }
+    if !updated.is_empty() {
+        // The compare-and-set for every game at once: a game whose stored
+        // version is not the expected one is not updated, and the count
+        // tells.
+        let mut update = QueryBuilder::<Sqlite>::new(
+            "UPDATE games SET version = new.column3, state = new.column4, updated_at = CURRENT_TIMESTAMP FROM (",
+        );
+        update.push_values(&updated, |mut row, (game, expected)| {
+            row.push_bind(&game.game_id)
+                .push_bind(*expected as i64)
+                .push_bind(game.version as i64)
+                .push_bind(&game.state);
+        });
+        update.push(") AS new WHERE games.game_id = new.column1 AND games.version = new.column2");
+        let done = update.build().execute(&mut *tx).await?;
+        if done.rows_affected() != updated.len() as u64 {
+            return Err(StoreError::Batch(
+                "a game's version changed under the group (retried one by one)".into(),
+            ));
         }
     }
-    tx.commit().await?;
+    if !events.is_empty() {
+        QueryBuilder::<Sqlite>::new("INSERT INTO game_events (game_id, version, events) ")
+            .push_values(&events, |mut row, (game_id, version, json)| {
+                row.push_bind(*game_id)
+                    .push_bind(*version as i64)
+                    .push_bind(json);
+            })
+            .build()
+            .execute(&mut *tx)
+            .await
+            .map_err(duplicate)?;
+    }
+    if !requests.is_empty() {
+        QueryBuilder::<Sqlite>::new(
+            "INSERT INTO requests (scope, request_id, fingerprint, response) ",
+        )
+        .push_values(&requests, |mut row, r| {
+            row.push_bind(&r.scope)
+                .push_bind(&r.request_id)
+                .push_bind(&r.fingerprint)
+                .push_bind(&r.response);
+        })
+        .build()
+        .execute(&mut *tx)
+        .await
+        .map_err(duplicate)?;
+    }
     Ok(())
 }
 
@@ -465,6 +601,90 @@ mod tests {
         for g in 0..20 {
             let version = store.load(&format!("g{g}")).await.unwrap().unwrap().version;
             assert_eq!(version, if g == 7 { 1 } else { 2 });
+        }
+    }
+
+    fn request(scope: &str, id: &str) -> RequestRecord {
+        RequestRecord {
+            scope: scope.into(),
+            request_id: id.into(),
+            fingerprint: vec![7; 32],
+            response: id.as_bytes().to_vec(),
+        }
+    }
+
+    /// Creates and commits arriving together are written by the grouped
+    /// statements; a duplicate request id in a group fails only its own
+    /// write.
+    #[tokio::test]
+    async fn grouped_creates_commits_events_and_requests_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Full)
+            .await
+            .unwrap();
+        for g in 0..10 {
+            store
+                .create(&game(&format!("old{g}"), 1, "a"), &[event(1, 0)], None)
+                .await
+                .unwrap();
+        }
+        // Round 1: ten creates and ten commits, all valid.
+        let mut tasks = Vec::new();
+        for g in 0..10 {
+            let creator = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let new = format!("new{g}");
+                let request = request("new-game", &new);
+                creator
+                    .create(&game(&new, 1, "a"), &[event(1, 0)], Some(&request))
+                    .await
+            }));
+            let committer = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let old = format!("old{g}");
+                let events = [event(2, 0), event(2, 1)];
+                let request = request(&old, "first");
+                committer
+                    .commit(&game(&old, 2, "b"), 1, &events, Some(&request))
+                    .await
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        for g in 0..10 {
+            let old = format!("old{g}");
+            assert_eq!(store.load(&old).await.unwrap().unwrap().version, 2);
+            assert_eq!(store.events_after(&old, 1).await.unwrap().len(), 2);
+            assert!(store.request(&old, "first").await.unwrap().is_some());
+            let new = format!("new{g}");
+            assert_eq!(store.load(&new).await.unwrap().unwrap().version, 1);
+            assert!(store.request("new-game", &new).await.unwrap().is_some());
+        }
+
+        // Round 2: game 0 reuses its request id; the others go through.
+        let mut tasks = Vec::new();
+        for g in 0..10 {
+            let committer = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let old = format!("old{g}");
+                let id = if g == 0 { "first" } else { "second" };
+                let request = request(&old, id);
+                committer
+                    .commit(&game(&old, 3, "c"), 2, &[event(3, 0)], Some(&request))
+                    .await
+            }));
+        }
+        for (g, task) in tasks.into_iter().enumerate() {
+            let result = task.await.unwrap();
+            if g == 0 {
+                assert!(matches!(result, Err(StoreError::Duplicate)), "{result:?}");
+            } else {
+                result.unwrap();
+            }
+            let expected = if g == 0 { 2 } else { 3 };
+            let old = format!("old{g}");
+            assert_eq!(store.load(&old).await.unwrap().unwrap().version, expected);
         }
     }
 
