@@ -462,7 +462,14 @@ impl<S: GameStore> Games<S> {
         let live = guard.as_mut().expect("loaded");
         let seat = live.seat(action.token.as_deref())?;
         let scope = format!("{game_id}/{seat}");
-        if let Some(previous) = self.previous_answer(&scope, &action.request_id).await? {
+        // A request applied before moved the game past the version it
+        // expected, so one that expects the current version is new: only
+        // the others need the store's request log (a retry, or a stale
+        // version). An id reused for a new request at the current version
+        // is caught by the commit (the id is already stored).
+        if action.expected_version != live.record.version
+            && let Some(previous) = self.previous_answer(&scope, &action.request_id).await?
+        {
             return replay(&previous, &action.fingerprint);
         }
         if action.expected_version != live.record.version {

@@ -153,12 +153,27 @@ async fn a_retry_with_the_same_request_id_returns_the_first_answer() {
         (status.code(), reason(&status).as_str()),
         (Code::InvalidArgument, "REQUEST_ID_REUSED")
     );
+    // ... also when the new request expects the current version: the same
+    // seat resigning now under the used id changes nothing.
+    let resign = pb::ResignRequest {
+        game_id: g.id(),
+        expected_version: 2,
+        request_id: "req-1".into(),
+        action: pb::ResignAction::Resign as i32,
+        level: 0,
+    };
+    let status = client.resign(with_token(resign, &token)).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::InvalidArgument, "REQUEST_ID_REUSED")
+    );
     let game = client
         .get_game(pb::GetGameRequest { game_id: g.id() })
         .await
         .unwrap()
         .into_inner();
     assert_eq!(game.version, 2);
+    assert_eq!(game, first);
 
     // NewGame too: a retry returns the same game and tokens.
     let request = pb::NewGameRequest {
