@@ -254,6 +254,7 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                     ..Default::default()
                 }),
                 request_id: String::new(),
+                start_board: None,
             };
             let response = client
                 .new_game(request)

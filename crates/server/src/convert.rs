@@ -151,6 +151,57 @@ pub fn board(b: &Board) -> pb::Board {
     }
 }
 
+/// A board sent by a client (white's numbering, as [`board`] writes it),
+/// checked to be a possible position.
+pub fn board_in(b: &pb::Board) -> Result<Board, ApiError> {
+    let invalid = |message: String| ApiError::invalid("start_board", message);
+    if b.points.len() != 24 {
+        return Err(invalid(format!(
+            "points has {} entries, not 24",
+            b.points.len()
+        )));
+    }
+    let count = |n: u32, what: &str| {
+        u8::try_from(n)
+            .ok()
+            .filter(|&n| u32::from(n) <= u32::from(bg_engine::CHECKERS))
+            .ok_or_else(|| invalid(format!("{what}: {n} checkers")))
+    };
+    let mut board = Board::EMPTY;
+    board.checkers[Seat::White.index()][usize::from(BAR)] = count(b.white_bar, "white_bar")?;
+    board.checkers[Seat::Black.index()][usize::from(BAR)] = count(b.black_bar, "black_bar")?;
+    board.checkers[Seat::White.index()][usize::from(OFF)] = count(b.white_off, "white_off")?;
+    board.checkers[Seat::Black.index()][usize::from(OFF)] = count(b.black_off, "black_off")?;
+    for (i, &n) in b.points.iter().enumerate() {
+        let point = i as u8 + 1;
+        let checkers = count(n.unsigned_abs(), &format!("point {point}"))?;
+        if n > 0 {
+            board.checkers[Seat::White.index()][usize::from(point)] = checkers;
+        } else {
+            board.checkers[Seat::Black.index()][usize::from(25 - point)] = checkers;
+        }
+    }
+    // A pinned checker lies under the pinner's: one more of its seat there.
+    for pin in &b.pins {
+        let point = u8::try_from(pin.point)
+            .ok()
+            .filter(|p| (1..=24).contains(p))
+            .ok_or_else(|| invalid(format!("pin on point {}", pin.point)))?;
+        let (seat, own_point) = match pb::Seat::try_from(pin.pinned) {
+            Ok(pb::Seat::White) => (Seat::White, point),
+            Ok(pb::Seat::Black) => (Seat::Black, 25 - point),
+            _ => return Err(invalid(format!("pin on point {point}: no seat"))),
+        };
+        let slot = &mut board.checkers[seat.index()][usize::from(own_point)];
+        *slot = slot.saturating_add(1);
+        board.pinned[seat.index()] |= 1 << own_point;
+    }
+    board
+        .validate()
+        .map_err(|e| invalid(format!("not a possible position: {e}")))?;
+    Ok(board)
+}
+
 pub fn play_out(play: &Play, result: Option<(&Board, Seat)>) -> pb::Play {
     pb::Play {
         moves: play

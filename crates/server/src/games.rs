@@ -13,7 +13,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bg_api::v1 as pb;
 use bg_engine::game::{Command, DiceSource, Event, GameError, Match, Phase, Rules};
-use bg_engine::{LegalPlay, Seat};
+use bg_engine::{Board, LegalPlay, Seat};
 use bg_plugin_host::{PluginHost, VariantRules};
 use bg_store::{EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use bg_variant_api::Capabilities;
@@ -285,8 +285,13 @@ impl<S: GameStore> Games<S> {
         let options: BTreeMap<String, String> =
             serde_json::from_str(&record.options).map_err(corrupt)?;
         let game: Match = serde_json::from_str(&record.state).map_err(corrupt)?;
+        let mut rules = VariantRules::new(plugin, options);
+        if let Some(start) = &record.start_board {
+            let stored: StoredBoard = serde_json::from_str(start).map_err(corrupt)?;
+            rules.start = Some(stored.board());
+        }
         Ok(Live {
-            rules: VariantRules::new(plugin, options),
+            rules,
             record,
             game,
         })
@@ -333,9 +338,35 @@ impl<S: GameStore> Games<S> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let rules = VariantRules::new(plugin.clone(), options.clone());
+        let mut rules = VariantRules::new(plugin.clone(), options.clone());
+        rules.start = request
+            .start_board
+            .as_ref()
+            .map(convert::board_in)
+            .transpose()?;
+        if let Some(board) = &rules.start
+            && let Some(done) = [Seat::White, Seat::Black]
+                .into_iter()
+                .find(|&seat| board.off(seat) == bg_engine::CHECKERS)
+        {
+            return Err(ApiError::invalid(
+                "start_board",
+                format!("{done} has borne off every checker: the game would be over"),
+            ));
+        }
         let (game, events) =
             Match::new(settings, &rules, &mut ServerDice(rand::rng())).map_err(|e| {
+                // A position the variant refuses is the caller's mistake,
+                // not the plugin's fault.
+                if let GameError::Rules(r) = &e
+                    && rules.start.is_some()
+                    && (r.reason == "INVALID_INPUT" || r.reason == "UNSUPPORTED")
+                {
+                    return ApiError::invalid(
+                        "start_board",
+                        format!("the variant refuses this start position: {}", r.message),
+                    );
+                }
                 let api = ApiError::from(e);
                 if api.code == Code::InvalidArgument {
                     ApiError {
@@ -360,6 +391,12 @@ impl<S: GameStore> Games<S> {
             version: 1,
             state: serde_json::to_string(&game).map_err(corrupt)?,
             token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
+            start_board: rules
+                .start
+                .as_ref()
+                .map(|b| serde_json::to_string(&StoredBoard::of(b)))
+                .transpose()
+                .map_err(corrupt)?,
         };
         let live = Live {
             record,
@@ -645,6 +682,32 @@ fn replay<M: Message + Default>(
         .with("field", "request_id"));
     }
     M::decode(previous.response.as_slice()).map_err(corrupt)
+}
+
+/// A start position as the store keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredBoard {
+    white: [u8; 26],
+    black: [u8; 26],
+    pinned: [u32; 2],
+}
+
+impl StoredBoard {
+    fn of(board: &Board) -> StoredBoard {
+        StoredBoard {
+            white: board.checkers[Seat::White.index()],
+            black: board.checkers[Seat::Black.index()],
+            pinned: board.pinned,
+        }
+    }
+
+    fn board(&self) -> Board {
+        let mut board = Board::EMPTY;
+        board.checkers[Seat::White.index()] = self.white;
+        board.checkers[Seat::Black.index()] = self.black;
+        board.pinned = self.pinned;
+        board
+    }
 }
 
 fn corrupt(e: impl std::fmt::Display) -> ApiError {

@@ -35,6 +35,9 @@ pub struct GameRecord {
     pub state: String,
     /// SHA-256 of each seat's token, white first.
     pub token_hashes: [Vec<u8>; 2],
+    /// The position every game starts from, as JSON, when the game was set
+    /// up from one (None: the variant's own setup).
+    pub start_board: Option<String>,
 }
 
 /// One event of an action.

@@ -217,7 +217,7 @@ async fn apply_batched(tx: &mut SqliteConnection, group: &[Write]) -> Result<(),
 
     if !created.is_empty() {
         QueryBuilder::<Sqlite>::new(
-            "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash) ",
+            "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board) ",
         )
         .push_values(&created, |mut row, game| {
             row.push_bind(&game.game_id)
@@ -227,7 +227,8 @@ async fn apply_batched(tx: &mut SqliteConnection, group: &[Write]) -> Result<(),
                 .push_bind(game.version as i64)
                 .push_bind(&game.state)
                 .push_bind(&game.token_hashes[0])
-                .push_bind(&game.token_hashes[1]);
+                .push_bind(&game.token_hashes[1])
+                .push_bind(&game.start_board);
         })
         .build()
         .execute(&mut *tx)
@@ -287,8 +288,8 @@ async fn apply_batched(tx: &mut SqliteConnection, group: &[Write]) -> Result<(),
 
 async fn insert_game(tx: &mut SqliteConnection, game: &GameRecord) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&game.game_id)
     .bind(&game.variant)
@@ -298,6 +299,7 @@ async fn insert_game(tx: &mut SqliteConnection, game: &GameRecord) -> Result<(),
     .bind(&game.state)
     .bind(&game.token_hashes[0])
     .bind(&game.token_hashes[1])
+    .bind(&game.start_board)
     .execute(&mut *tx)
     .await
     .map_err(duplicate)?;
@@ -395,7 +397,7 @@ impl GameStore for SqliteStore {
 
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash \
+            "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board \
              FROM games WHERE game_id = ?",
         )
         .bind(game_id)
@@ -409,6 +411,7 @@ impl GameStore for SqliteStore {
             version: row.get::<i64, _>(4) as u64,
             state: row.get(5),
             token_hashes: [row.get(6), row.get(7)],
+            start_board: row.get(8),
         }))
     }
 
@@ -484,6 +487,7 @@ mod tests {
             version,
             state: state.into(),
             token_hashes: [vec![1; 32], vec![2; 32]],
+            start_board: None,
         }
     }
 
