@@ -151,12 +151,62 @@ fn jacoby_gammon(double_first: bool) -> u32 {
     points
 }
 
+/// A money game with Jacoby and automatic doubles whose opening throws
+/// tie `ties` times; black resigns (a gammon under Mars) after white's
+/// opening play. Returns the points and the cube value.
+fn jacoby_gammon_after_ties(ties: usize, auto_doubles: u32) -> (u32, u32) {
+    let rules = rules(None);
+    let settings = MatchSettings {
+        jacoby: true,
+        auto_doubles,
+        scoring_limit: ScoringLimit::Mars,
+        ..MatchSettings::default()
+    };
+    let mut thrown: Vec<u8> = [3, 3].repeat(ties);
+    thrown.extend([3, 1]);
+    let mut dice = script(&thrown);
+    let (mut m, events) = Match::new(settings, &rules, &mut dice).unwrap();
+    let tie_events = events
+        .iter()
+        .filter(|e| matches!(e, Event::OpeningTie { dice: [3, 3], .. }))
+        .count();
+    assert_eq!(tie_events, ties, "every tied throw is recorded");
+    assert_eq!(m.cube.owner, None);
+    let cube = m.cube.value;
+    command(&mut m, White, play("8/5 6/5"), &rules, &mut dice);
+    command(
+        &mut m,
+        Black,
+        Command::Resign { level: None },
+        &rules,
+        &mut dice,
+    );
+    let (winner, points, _) = last_result(&m);
+    assert_eq!(winner, Some(White));
+    (points, cube)
+}
+
 #[test]
 fn t28_jacoby_counts_gammons_single_only_with_a_centred_cube() {
     // (a) gammon, cube never turned: 1. (b) after a double and take to 2: 4.
-    // (c) needs automatic doubles, which this service does not offer.
     assert_eq!(jacoby_gammon(false), 1);
     assert_eq!(jacoby_gammon(true), 4);
+    // (c) after one automatic double (cube 2, still centred): 2 × 1.
+    assert_eq!(jacoby_gammon_after_ties(1, 1), (2, 2));
+}
+
+#[test]
+fn automatic_doubles_stop_at_their_limit_and_are_off_by_default() {
+    assert_eq!(jacoby_gammon_after_ties(3, 2), (4, 4));
+    assert_eq!(jacoby_gammon_after_ties(2, 0), (1, 1));
+    let refused = MatchSettings {
+        match_length: 5,
+        auto_doubles: 1,
+        ..MatchSettings::default()
+    }
+    .validate()
+    .unwrap_err();
+    assert_eq!(refused.field, "auto_doubles");
 }
 
 /// Plays a game of a match to its end by a resignation offer: `loser`

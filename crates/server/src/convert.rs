@@ -38,6 +38,7 @@ pub fn settings(request: Option<&pb::MatchSettings>) -> Result<MatchSettings, Ap
         crawford: s.crawford.unwrap_or(default.crawford),
         jacoby: s.jacoby,
         beavers: s.beavers,
+        auto_doubles: s.auto_doubles,
         scoring_limit: match pb::ScoringLimit::try_from(s.scoring_limit) {
             Ok(pb::ScoringLimit::Oin) => ScoringLimit::Oin,
             Ok(pb::ScoringLimit::Mars) => ScoringLimit::Mars,
@@ -94,6 +95,7 @@ fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
         crawford: Some(s.crawford),
         jacoby: s.jacoby,
         beavers: s.beavers,
+        auto_doubles: s.auto_doubles,
         scoring_limit: match s.scoring_limit {
             ScoringLimit::Oin => pb::ScoringLimit::Oin,
             ScoringLimit::Mars => pb::ScoringLimit::Mars,

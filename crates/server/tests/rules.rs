@@ -286,6 +286,42 @@ async fn t28_jacoby_counts_a_gammon_single_only_while_the_cube_is_centred() {
     // (c) needs automatic doubles, which this service does not offer.
     assert_eq!(jacoby_gammon(&mut client, false).await, 1);
     assert_eq!(jacoby_gammon(&mut client, true).await, 4);
+
+    // (c) after one automatic double: games until an opening throw ties
+    // (one in six), then the player who has not moved resigns: 2 × 1.
+    let settings = pb::MatchSettings {
+        jacoby: true,
+        auto_doubles: 1,
+        scoring_limit: pb::ScoringLimit::Mars as i32,
+        ..Default::default()
+    };
+    let mut tries = 0;
+    let mut g = loop {
+        let g = new_game(&mut client, settings).await;
+        if g.game.cube.unwrap().value == 2 {
+            break g;
+        }
+        tries += 1;
+        assert!(tries < 300, "an opening throw ties now and then");
+    };
+    let events = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.id(),
+            from_version: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .message()
+        .await
+        .unwrap()
+        .unwrap()
+        .events;
+    assert!(events.iter().any(|e| e.kind == "opening_tie"), "{events:?}");
+    let loser = other(g.game.turn);
+    resign(&mut client, &mut g, loser, pb::ResignAction::Resign, 0).await;
+    let result = g.game.results.last().unwrap();
+    assert_eq!((result.level, result.cube, result.points), (1, 2, 2));
 }
 
 /// White: one checker on its 1-point (14 off). Black: two on its 1-point

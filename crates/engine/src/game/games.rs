@@ -60,11 +60,28 @@ impl Match {
                 Ok(())
             }
             None => {
+                let mut automatic_doubles = 0;
                 let (white, black) = loop {
                     let (w, b) = (dice.die(), dice.die());
                     if w != b {
                         break (w, b);
                     }
+                    // A tie is thrown again; in a money session with
+                    // automatic doubles it doubles the centred cube first
+                    // (spec §1.5, §1.7).
+                    if let Some(doubled) = self.cube.value.checked_mul(2)
+                        && automatic_doubles < self.settings.auto_doubles
+                        && self.cube_in_play
+                        && self.settings.is_money()
+                        && self.settings.cube.allows(doubled)
+                    {
+                        automatic_doubles += 1;
+                        self.cube.value = doubled;
+                    }
+                    events.push(Event::OpeningTie {
+                        dice: [w, b],
+                        cube: self.cube.value,
+                    });
                 };
                 let starter = if white > black {
                     Seat::White

@@ -237,6 +237,12 @@ pub enum Event {
         opening: Option<[u8; 2]>,
         crawford: bool,
     },
+    /// The opening throw was a tie (white's die, black's) and is thrown
+    /// again; `cube` is the cube's value after any automatic double.
+    OpeningTie {
+        dice: [u8; 2],
+        cube: u32,
+    },
     Rolled {
         seat: Seat,
         dice: Dice,

@@ -86,6 +86,10 @@ pub struct MatchSettings {
     pub jacoby: bool,
     /// Money only: the doubled player may redouble at once (spec §1.5).
     pub beavers: bool,
+    /// Money only: each tied opening throw doubles the centred cube, at
+    /// most this many times a game (gnubg's automatic doubles; 0: none).
+    #[serde(default)]
+    pub auto_doubles: u32,
     pub scoring_limit: ScoringLimit,
     pub resignation: ResignMode,
     /// The player who moved second gets a last roll to draw (spec §4.2).
@@ -104,6 +108,7 @@ impl Default for MatchSettings {
             crawford: true,
             jacoby: false,
             beavers: false,
+            auto_doubles: 0,
             scoring_limit: ScoringLimit::Cox,
             resignation: ResignMode::ByPosition,
             draw_on_last_roll: false,
@@ -141,11 +146,16 @@ impl MatchSettings {
         {
             return error("cube", "the cube limit is a power of two from 2 to 4096");
         }
-        if !self.is_money() && (self.jacoby || self.beavers) {
-            return error(
-                if self.jacoby { "jacoby" } else { "beavers" },
-                "applies to money sessions only (match_length 0)",
-            );
+        if !self.is_money() {
+            for (field, set) in [
+                ("jacoby", self.jacoby),
+                ("beavers", self.beavers),
+                ("auto_doubles", self.auto_doubles > 0),
+            ] {
+                if set {
+                    return error(field, "applies to money sessions only (match_length 0)");
+                }
+            }
         }
         Ok(())
     }
