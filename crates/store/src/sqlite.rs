@@ -128,18 +128,13 @@ async fn write_loop(mut connection: SqliteConnection, mut queue: mpsc::Receiver<
 }
 
 /// Applies writes in one transaction: all or nothing.
-///
-/// Each table gets one statement for the whole group (multi-row inserts,
-/// one compare-and-set update over all games): SQLite statements are cheap,
-/// but every statement is a round trip to sqlx's connection thread.
 async fn apply_group(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
-    let mut tx = connection.begin().await?;
     if group.len() > 1 && distinct_games(group) {
-        apply_batched(&mut tx, group).await?;
-    } else {
-        for write in group {
-            apply_one(&mut tx, write).await?;
-        }
+        return apply_batched(connection, group).await;
+    }
+    let mut tx = connection.begin().await?;
+    for write in group {
+        apply_one(&mut tx, write).await?;
     }
     tx.commit().await?;
     Ok(())
@@ -179,10 +174,16 @@ fn distinct_games(group: &[Write]) -> bool {
     ids.windows(2).all(|pair| pair[0] != pair[1])
 }
 
-/// The whole group in at most four statements. Any failure (a version
-/// conflict, a duplicate row) fails the group; the caller then applies the
-/// writes one by one to give each its own answer.
-async fn apply_batched(tx: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
+/// The whole group in two round trips to sqlx's connection thread (each
+/// statement would be one): the transaction and one statement per table
+/// in a single call, then COMMIT once the compare-and-set is seen to have
+/// matched every game. Any failure (a version conflict, a duplicate row)
+/// rolls the group back; the caller then applies the writes one by one to
+/// give each its own answer.
+async fn apply_batched(
+    connection: &mut SqliteConnection,
+    group: &[Write],
+) -> Result<(), StoreError> {
     let mut created = Vec::new();
     let mut updated = Vec::new();
     let mut events = Vec::new();
@@ -215,11 +216,12 @@ async fn apply_batched(tx: &mut SqliteConnection, group: &[Write]) -> Result<(),
         requests.extend(request.as_ref());
     }
 
+    let mut batch = QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; ");
     if !created.is_empty() {
-        QueryBuilder::<Sqlite>::new(
+        batch.push(
             "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board) ",
-        )
-        .push_values(&created, |mut row, game| {
+        );
+        batch.push_values(&created, |mut row, game| {
             row.push_bind(&game.game_id)
                 .push_bind(&game.variant)
                 .push_bind(&game.variant_version)
@@ -229,61 +231,68 @@ async fn apply_batched(tx: &mut SqliteConnection, group: &[Write]) -> Result<(),
                 .push_bind(&game.token_hashes[0])
                 .push_bind(&game.token_hashes[1])
                 .push_bind(&game.start_board);
-        })
-        .build()
-        .execute(&mut *tx)
-        .await
-        .map_err(duplicate)?;
+        });
+        batch.push("; ");
     }
     if !updated.is_empty() {
         // The compare-and-set for every game at once: a game whose stored
-        // version is not the expected one is not updated, and the count
-        // tells.
-        let mut update = QueryBuilder::<Sqlite>::new(
+        // version is not the expected one is not updated, and is missing
+        // from the rows returned.
+        batch.push(
             "UPDATE games SET version = new.column3, state = new.column4, updated_at = CURRENT_TIMESTAMP FROM (",
         );
-        update.push_values(&updated, |mut row, (game, expected)| {
+        batch.push_values(&updated, |mut row, (game, expected)| {
             row.push_bind(&game.game_id)
                 .push_bind(*expected as i64)
                 .push_bind(game.version as i64)
                 .push_bind(&game.state);
         });
-        update.push(") AS new WHERE games.game_id = new.column1 AND games.version = new.column2");
-        let done = update.build().execute(&mut *tx).await?;
-        if done.rows_affected() != updated.len() as u64 {
-            return Err(StoreError::Batch(
-                "a game's version changed under the group (retried one by one)".into(),
-            ));
-        }
+        batch.push(
+            ") AS new WHERE games.game_id = new.column1 AND games.version = new.column2 RETURNING games.game_id; ",
+        );
     }
     if !events.is_empty() {
-        QueryBuilder::<Sqlite>::new("INSERT INTO game_events (game_id, version, events) ")
-            .push_values(&events, |mut row, (game_id, version, json)| {
-                row.push_bind(*game_id)
-                    .push_bind(*version as i64)
-                    .push_bind(json);
-            })
-            .build()
-            .execute(&mut *tx)
-            .await
-            .map_err(duplicate)?;
+        batch.push("INSERT INTO game_events (game_id, version, events) ");
+        batch.push_values(&events, |mut row, (game_id, version, json)| {
+            row.push_bind(*game_id)
+                .push_bind(*version as i64)
+                .push_bind(json);
+        });
+        batch.push("; ");
     }
     if !requests.is_empty() {
-        QueryBuilder::<Sqlite>::new(
-            "INSERT INTO requests (scope, request_id, fingerprint, response) ",
-        )
-        .push_values(&requests, |mut row, r| {
+        batch.push("INSERT INTO requests (scope, request_id, fingerprint, response) ");
+        batch.push_values(&requests, |mut row, r| {
             row.push_bind(&r.scope)
                 .push_bind(&r.request_id)
                 .push_bind(&r.fingerprint)
                 .push_bind(&r.response);
-        })
-        .build()
-        .execute(&mut *tx)
-        .await
-        .map_err(duplicate)?;
+        });
+        batch.push("; ");
     }
-    Ok(())
+    let outcome = match batch.build().fetch_all(&mut *connection).await {
+        Ok(rows) if rows.len() == updated.len() => Ok(()),
+        Ok(_) => Err(StoreError::Batch(
+            "a game's version changed under the group (retried one by one)".into(),
+        )),
+        Err(e) => Err(duplicate(e)),
+    };
+    let end = if outcome.is_ok() {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    };
+    let ended = sqlx::query(end).execute(&mut *connection).await;
+    match (outcome, ended) {
+        (Ok(()), Ok(_)) => Ok(()),
+        (Ok(()), Err(e)) => {
+            // A failed COMMIT may leave the transaction open.
+            let _ = sqlx::query("ROLLBACK").execute(&mut *connection).await;
+            Err(e.into())
+        }
+        // The BEGIN itself may have failed: nothing to roll back then.
+        (Err(e), _) => Err(e),
+    }
 }
 
 async fn insert_game(tx: &mut SqliteConnection, game: &GameRecord) -> Result<(), StoreError> {
@@ -690,6 +699,86 @@ mod tests {
             let old = format!("old{g}");
             assert_eq!(store.load(&old).await.unwrap().unwrap().version, expected);
         }
+    }
+
+    fn write(kind: WriteKind) -> Write {
+        Write {
+            kind,
+            done: oneshot::channel().0,
+        }
+    }
+
+    fn commit(id: &str, version: u64, request_id: &str) -> Write {
+        write(WriteKind::Commit {
+            game: game(id, version, "next"),
+            expected_version: version - 1,
+            events: vec![event(version, 0)],
+            request: Some(request(id, request_id)),
+        })
+    }
+
+    /// The grouped statements themselves (no fallback behind them): a
+    /// valid group lands whole; a group with one stale version or one used
+    /// request id is refused whole and leaves nothing behind.
+    #[tokio::test]
+    async fn a_batched_group_lands_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.db");
+        let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
+        let mut connection =
+            SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path))
+                .await
+                .unwrap();
+        let created: Vec<Write> = (0..3)
+            .map(|g| {
+                write(WriteKind::Create {
+                    game: game(&format!("g{g}"), 1, "start"),
+                    events: vec![event(1, 0)],
+                    request: Some(request("new-game", &format!("new{g}"))),
+                })
+            })
+            .collect();
+        apply_batched(&mut connection, &created).await.unwrap();
+        let group = [
+            commit("g0", 2, "a"),
+            commit("g1", 2, "a"),
+            commit("g2", 2, "a"),
+        ];
+        apply_batched(&mut connection, &group).await.unwrap();
+        for g in 0..3 {
+            let id = format!("g{g}");
+            let stored = store.load(&id).await.unwrap().unwrap();
+            assert_eq!((stored.version, stored.state.as_str()), (2, "next"));
+            assert_eq!(store.events_after(&id, 0).await.unwrap().len(), 2);
+            assert!(store.request(&id, "a").await.unwrap().is_some());
+        }
+
+        // g2's write expects version 4; it is at 2.
+        let stale = [
+            commit("g0", 3, "b"),
+            commit("g1", 3, "b"),
+            commit("g2", 5, "b"),
+        ];
+        let refused = apply_batched(&mut connection, &stale).await.unwrap_err();
+        assert!(matches!(refused, StoreError::Batch(_)), "{refused:?}");
+        let reused = [commit("g0", 3, "c"), commit("g1", 3, "a")];
+        let refused = apply_batched(&mut connection, &reused).await.unwrap_err();
+        assert!(matches!(refused, StoreError::Duplicate), "{refused:?}");
+        for g in 0..3 {
+            let id = format!("g{g}");
+            assert_eq!(store.load(&id).await.unwrap().unwrap().version, 2);
+            assert_eq!(store.events_after(&id, 0).await.unwrap().len(), 2);
+            assert!(store.request(&id, "b").await.unwrap().is_none());
+        }
+        assert!(store.request("g0", "c").await.unwrap().is_none());
+        // The connection is usable again: no transaction left open.
+        apply_batched(
+            &mut connection,
+            &[commit("g0", 3, "d"), commit("g1", 3, "d")],
+        )
+        .await
+        .unwrap();
+        assert_eq!(store.load("g1").await.unwrap().unwrap().version, 3);
     }
 
     #[tokio::test]
