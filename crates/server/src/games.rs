@@ -102,6 +102,9 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The shortest NewGame request id accepted (a UUID has 36 characters).
+pub const MIN_NEW_GAME_REQUEST_ID: usize = 16;
+
 fn check_game_id(game_id: &str) -> Result<(), ApiError> {
     uuid::Uuid::parse_str(game_id)
         .map(drop)
@@ -301,6 +304,16 @@ impl<S: GameStore> Games<S> {
         &self,
         request: &pb::NewGameRequest,
     ) -> Result<pb::NewGameResponse, ApiError> {
+        // A retried NewGame answers with both seat tokens, so its id is as
+        // secret as they are: refuse ids short enough to guess.
+        if !request.request_id.is_empty() && request.request_id.len() < MIN_NEW_GAME_REQUEST_ID {
+            return Err(ApiError::invalid(
+                "request_id",
+                format!(
+                    "a NewGame request_id must be a random id of at least {MIN_NEW_GAME_REQUEST_ID} characters (a UUID4): a retry answers with the seat tokens"
+                ),
+            ));
+        }
         // The options map encodes in no fixed order: digest it sorted.
         let mut canonical = request.clone();
         canonical.options.clear();
@@ -500,32 +513,39 @@ impl<S: GameStore> Games<S> {
         let seat = live.seat(action.token.as_deref())?;
         let scope = format!("{game_id}/{seat}");
         // A request applied before moved the game past the version it
-        // expected, so one that expects the current version is new: only
-        // the others need the store's request log (a retry, or a stale
-        // version). An id reused for a new request at the current version
-        // is caught by the commit (the id is already stored).
-        if action.expected_version != live.record.version
-            && let Some(previous) = self.previous_answer(&scope, &action.request_id).await?
-        {
-            return replay(&previous, &action.fingerprint);
-        }
+        // expected, so one that expects the current version is not a retry:
+        // the store's request log is read first only for the others (a
+        // retry, or a stale version). At the current version, an id used
+        // before is caught by the commit (the id is already stored), or
+        // looked up below when nothing is committed.
         if action.expected_version != live.record.version {
+            if let Some(previous) = self.previous_answer(&scope, &action.request_id).await? {
+                return replay(&previous, &action.fingerprint);
+            }
             return Err(ApiError::version_mismatch(
                 live.record.version,
                 action.expected_version,
             ));
         }
         let mut game = live.game.clone();
-        let events = game.apply(
+        let applied = game.apply(
             seat,
             &action.command,
             &live.rules,
             &mut ServerDice(rand::rng()),
-        )?;
-        if events.is_empty() {
-            // Nothing changed (a second Roll in one turn): no new version.
-            return live.snapshot();
-        }
+        );
+        let events = match applied {
+            Ok(events) if !events.is_empty() => events,
+            // Refused, or nothing changed (a second Roll in one turn): no
+            // new version, unless the id belongs to another request.
+            answer => {
+                if let Some(previous) = self.previous_answer(&scope, &action.request_id).await? {
+                    return replay(&previous, &action.fingerprint);
+                }
+                answer?;
+                return live.snapshot();
+            }
+        };
         let expected = live.record.version;
         let mut record = live.record.clone();
         record.version = expected + 1;

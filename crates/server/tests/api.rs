@@ -175,10 +175,26 @@ async fn a_retry_with_the_same_request_id_returns_the_first_answer() {
     assert_eq!(game.version, 2);
     assert_eq!(game, first);
 
+    // A NewGame retry answers with the seat tokens: a guessable id is refused.
+    let status = client
+        .new_game(pb::NewGameRequest {
+            variant: "standard".into(),
+            request_id: "new-1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().contains("at least 16 characters"),
+        "{}",
+        status.message()
+    );
+
     // NewGame too: a retry returns the same game and tokens.
     let request = pb::NewGameRequest {
         variant: "standard".into(),
-        request_id: "new-1".into(),
+        request_id: "6a1f3c0e-0d0b-4b8e-9c3e-2f1d7a5b9e41".into(),
         ..Default::default()
     };
     let a = client.new_game(request.clone()).await.unwrap().into_inner();
@@ -190,13 +206,17 @@ async fn a_retry_with_the_same_request_id_returns_the_first_answer() {
         game: first,
         tokens: g.tokens.clone(),
     };
-    let rolled = client.roll(roll(&g2, "")).await.unwrap().into_inner();
+    let rolled = client.roll(roll(&g2, "roll-1")).await.unwrap().into_inner();
     g2.game = rolled.clone();
     if rolled.phase == pb::Phase::Move as i32 {
-        let mut stale = roll(&g2, "");
-        stale.get_mut().expected_version = rolled.version;
-        let shown = client.roll(stale).await.unwrap().into_inner();
+        let mut again = roll(&g2, "");
+        again.get_mut().expected_version = rolled.version;
+        let shown = client.roll(again).await.unwrap().into_inner();
         assert_eq!((shown.version, shown.dice), (rolled.version, rolled.dice));
+        // Nothing to commit, but the id belongs to another request.
+        let reused = roll(&g2, "roll-1");
+        let status = client.roll(reused).await.unwrap_err();
+        assert_eq!(reason(&status), "REQUEST_ID_REUSED");
     }
 }
 
