@@ -282,13 +282,22 @@ impl Board {
                 }
             }
         }
-        // A shared point is fine where one side's checker is pinned there.
-        let mut pinned_white_points = self.pinned[0];
+        // A shared point is fine where one side's checker is pinned there,
+        // under the other's: not both pinned, each under the other.
+        let mut pinned_black_points = 0u32;
         for point in 1..=POINTS as u32 {
             if self.pinned[1] & (1 << point) != 0 {
-                pinned_white_points |= 1 << (25 - point);
+                pinned_black_points |= 1 << (25 - point);
             }
         }
+        let both = self.pinned[0] & pinned_black_points;
+        if both != 0 {
+            return Err(BoardError::BadPin {
+                seat: Seat::White,
+                point: both.trailing_zeros() as u8,
+            });
+        }
+        let pinned_white_points = self.pinned[0] | pinned_black_points;
         match shared & !pinned_white_points {
             0 => Ok(()),
             mask => Err(BoardError::SharedPoint {
@@ -372,6 +381,12 @@ mod tests {
         assert!(board.validate().is_err());
         board.pinned[0] |= 1 << 10;
         board.validate().unwrap();
+        // Not both ways at once: each lone checker pinned under the other.
+        board.pinned[1] |= 1 << 15;
+        assert!(matches!(
+            board.validate(),
+            Err(BoardError::BadPin { point: 10, .. })
+        ));
     }
 }
 

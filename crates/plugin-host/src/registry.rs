@@ -10,8 +10,9 @@ use crate::plugin::Plugin;
 
 /// The variants loaded from one or more folders. Scanning again picks up
 /// files that are new or changed since the last scan; nothing is ever
-/// unloaded, so a game can keep using the plugin it started with. When two
-/// folders hold a variant of the same name, the earlier folder's wins.
+/// unloaded, so a game can keep using the plugin it started with. A variant
+/// keeps the plugin loaded first: within one scan, folders are read in
+/// order, so at startup the earlier folder wins a name clash.
 pub struct PluginHost {
     dirs: Vec<PathBuf>,
     state: Mutex<Registry>,
@@ -32,6 +33,8 @@ struct Registry {
 pub struct ScanReport {
     pub loaded: Vec<Arc<Plugin>>,
     pub skipped: Vec<Skipped>,
+    /// Folders that could not be read (the others were scanned).
+    pub unreadable: Vec<Skipped>,
 }
 
 /// A file that was not loaded, and why.
@@ -68,24 +71,39 @@ impl PluginHost {
 
     /// Loads every plugin file in the folders not seen before (or changed
     /// since), logging each load and each skipped file with its reason.
-    /// Fails, loading nothing, if a folder itself cannot be read (the
-    /// error names it).
+    /// A folder that cannot be read is listed in
+    /// [`ScanReport::unreadable`] and the others are scanned; the scan
+    /// fails only if no folder can be read (the error names the first).
     pub fn scan(&self) -> std::io::Result<ScanReport> {
+        let mut report = ScanReport::default();
         let mut paths = Vec::new();
+        let mut first_error = None;
         for dir in &self.dirs {
-            let entries = std::fs::read_dir(dir).map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!("cannot read plugin folder {}: {e}", dir.display()),
-                )
-            })?;
+            let entries = match std::fs::read_dir(dir) {
+                Ok(entries) => entries,
+                Err(e) => {
+                    let reason = format!("cannot read plugin folder {}: {e}", dir.display());
+                    tracing::warn!(folder = %dir.display(), error = %e, "plugin folder unreadable");
+                    first_error
+                        .get_or_insert_with(|| std::io::Error::new(e.kind(), reason.clone()));
+                    report.unreadable.push(Skipped {
+                        path: dir.clone(),
+                        reason,
+                    });
+                    continue;
+                }
+            };
             let mut files: Vec<PathBuf> = entries
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .collect();
             files.sort();
             paths.extend(files);
         }
-        let mut report = ScanReport::default();
+        if report.unreadable.len() == self.dirs.len()
+            && let Some(error) = first_error
+        {
+            return Err(error);
+        }
         for path in paths {
             let Ok(meta) = std::fs::metadata(&path) else {
                 continue;

@@ -63,6 +63,9 @@ pub async fn run(
         .with_context(|| format!("opening {}", database.display()))?;
     let plugins = Arc::new(PluginHost::with_dirs(config.plugin_dirs.clone()));
     let report = plugins.scan().context("loading plugins")?;
+    if let Some(folder) = report.unreadable.first() {
+        anyhow::bail!("loading plugins: {}", folder.reason);
+    }
     tracing::info!(
         loaded = report.loaded.len(),
         skipped = report.skipped.len(),

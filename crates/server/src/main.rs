@@ -21,7 +21,8 @@ struct Cli {
     listen: SocketAddr,
     /// Folder of variant plugins; new files are picked up while running.
     /// Repeat it (or separate folders with `:` as in PATH) for several
-    /// folders; the first one wins when two hold the same variant.
+    /// folders; at startup the first one wins when two hold the same
+    /// variant (later, the plugin loaded first keeps the name).
     #[arg(
         long,
         env = "BACKGAMMON_PLUGIN_DIR",
@@ -76,7 +77,12 @@ enum LogFormat {
 }
 
 fn main() -> Result<()> {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // `a::b` or a trailing `:` in BACKGAMMON_PLUGIN_DIR: no empty folder.
+    cli.plugin_dir.retain(|dir| !dir.as_os_str().is_empty());
+    if cli.plugin_dir.is_empty() && cli.command.is_none() {
+        anyhow::bail!("no plugin folder given (--plugin-dir or BACKGAMMON_PLUGIN_DIR)");
+    }
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     match cli.log_format {

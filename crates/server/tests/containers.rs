@@ -26,26 +26,24 @@ use rand::rngs::StdRng;
 
 /// The shipped plugins, as the image ships them.
 const SHIPPED: [&str; 3] = ["bg_standard", "bg_caucasian", "bg_plakoto"];
-const TEST_IMAGE: &str = "localhost/backgammond:test";
+/// The image the tests build, unless `BACKGAMMON_IMAGE` names one.
+const TEST_IMAGE: &str = "localhost/backgammond";
+const TEST_TAG: &str = "test";
 
-/// The image to test, built on first use; `None` when no container engine
-/// is available and none is required.
-fn image() -> Option<(String, String)> {
-    static IMAGE: OnceLock<Result<Option<String>, String>> = OnceLock::new();
-    let image = IMAGE.get_or_init(prepare_image);
-    match image {
-        Ok(Some(image)) => {
-            let (name, tag) = image.rsplit_once(':').expect("name:tag");
-            Some((name.to_string(), tag.to_string()))
-        }
-        Ok(None) => None,
+/// Whether an image is there to test: built on first use, or named by
+/// `BACKGAMMON_IMAGE`; false when no container engine is available and
+/// none is required.
+fn image_ready() -> bool {
+    static READY: OnceLock<Result<bool, String>> = OnceLock::new();
+    match READY.get_or_init(prepare_image) {
+        Ok(ready) => *ready,
         Err(e) => panic!("{e}"),
     }
 }
 
-fn prepare_image() -> Result<Option<String>, String> {
-    if let Ok(image) = std::env::var(bg_testcontainers::IMAGE_ENV) {
-        return Ok(Some(image));
+fn prepare_image() -> Result<bool, String> {
+    if std::env::var(bg_testcontainers::IMAGE_ENV).is_ok() {
+        return Ok(true);
     }
     let required = std::env::var("BACKGAMMON_REQUIRE_CONTAINERS").is_ok_and(|v| v == "1");
     let Some(engine) = container_engine() else {
@@ -56,13 +54,13 @@ fn prepare_image() -> Result<Option<String>, String> {
             return Err(format!("BACKGAMMON_REQUIRE_CONTAINERS=1 but {message}"));
         }
         eprintln!("SKIPPED container tests: {message}");
-        return Ok(None);
+        return Ok(false);
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-image-local");
     let mut build = Command::new(script);
     build
         .env("CONTAINER_ENGINE", engine)
-        .args(["--tag", TEST_IMAGE])
+        .args(["--tag", &format!("{TEST_IMAGE}:{TEST_TAG}")])
         .args(["--binary", env!("CARGO_BIN_EXE_backgammond")]);
     for lib in SHIPPED {
         build.arg("--plugin").arg(plugin_file(lib));
@@ -79,11 +77,11 @@ fn prepare_image() -> Result<Option<String>, String> {
         ));
     }
     eprintln!(
-        "built {TEST_IMAGE} in {:.1} s: {}",
+        "built {TEST_IMAGE}:{TEST_TAG} in {:.1} s: {}",
         started.elapsed().as_secs_f64(),
         String::from_utf8_lossy(&output.stdout).trim()
     );
-    Ok(Some(TEST_IMAGE.to_string()))
+    Ok(true)
 }
 
 /// The engine's command-line tool, if an engine answers and the Docker API
@@ -111,12 +109,15 @@ fn container_engine() -> Option<String> {
 
 /// The server image under test, with plugin folders scanned often.
 fn server() -> Option<BackgammonServer> {
-    let (name, tag) = image()?;
-    Some(
+    if !image_ready() {
+        return None;
+    }
+    let server = if std::env::var(bg_testcontainers::IMAGE_ENV).is_ok() {
         BackgammonServer::default()
-            .with_image(name, tag)
-            .with_plugin_scan_interval(Duration::from_millis(200)),
-    )
+    } else {
+        BackgammonServer::default().with_image(TEST_IMAGE, TEST_TAG)
+    };
+    Some(server.with_plugin_scan_interval(Duration::from_millis(200)))
 }
 
 /// A host folder the container's user (uid 65532) can use.
@@ -337,6 +338,16 @@ async fn the_container_stops_cleanly_on_sigterm_within_the_grace_period() {
         .unwrap()
         .into_inner();
     assert!(updates.message().await.unwrap().is_some());
+    // Read the stream to its end while the server stops.
+    let watcher = tokio::spawn(async move {
+        let ended = loop {
+            match updates.message().await {
+                Ok(Some(_)) => continue,
+                end => break end,
+            }
+        };
+        (ended, Instant::now())
+    });
 
     let started = Instant::now();
     // The engine waits three times the grace before it would SIGKILL.
@@ -344,7 +355,12 @@ async fn the_container_stops_cleanly_on_sigterm_within_the_grace_period() {
     let took = started.elapsed();
     assert_eq!(code, Some(0), "exit code after SIGTERM");
     assert!(took < grace, "stopped in {took:?}, grace {grace:?}");
-    // The open stream ended rather than hanging.
-    let end = tokio::time::timeout(Duration::from_secs(5), updates.message()).await;
-    assert!(end.is_ok(), "the watch stream ended");
+    // The server closed the open stream itself before it exited, telling
+    // the watcher to resume elsewhere: not a hang until the grace ran out,
+    // not a reset connection.
+    let (ended, at) = watcher.await.unwrap();
+    let status = ended.expect_err("a status ends the stream");
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("shutting down"), "{status:?}");
+    assert!(at - started < took, "the stream ended before the process");
 }

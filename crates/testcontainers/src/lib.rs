@@ -45,7 +45,8 @@
 //! cannot read ([`RunningServer::endpoint`] gives the address).
 //!
 //! This crate owns only the container's description and the way to reach
-//! it; it never starts a server outside a container.
+//! it; it never starts a server outside a container. The container engine
+//! must run on the machine of the test (ports are published on loopback).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
