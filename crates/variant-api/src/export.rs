@@ -192,10 +192,8 @@ impl<V: Variant> Shims<V> {
                 if found.len() > capacity {
                     return Ok(abi::STATUS_BUFFER_TOO_SMALL);
                 }
-                if !found.is_empty() {
-                    // SAFETY: the host's array holds `capacity >= found.len()` plays.
-                    unsafe { std::ptr::copy_nonoverlapping(found.as_ptr(), plays, found.len()) };
-                }
+                // SAFETY: the host's array holds `capacity >= found.len()` plays.
+                unsafe { copy_plays(found, plays) };
                 Ok(abi::STATUS_OK)
             })
         }));
@@ -365,4 +363,19 @@ macro_rules! export_variant {
 #[doc(hidden)]
 pub mod private {
     pub use super::Shims;
+}
+
+/// Copies plays to the host's array in blocks of at most 1 KiB. One large
+/// copy goes through `rep movsb`, which is much slower on some virtual
+/// machines (on the project's machines it took a sixth of the whole call);
+/// small blocks use vector moves.
+///
+/// # Safety
+/// `to` must be valid for writing `plays.len()` plays.
+unsafe fn copy_plays(plays: &[LegalPlay], to: *mut LegalPlay) {
+    const BLOCK: usize = 1024 / std::mem::size_of::<LegalPlay>();
+    for (i, block) in plays.chunks(BLOCK).enumerate() {
+        // SAFETY: within the `plays.len()` the caller vouches for.
+        unsafe { std::ptr::copy_nonoverlapping(block.as_ptr(), to.add(i * BLOCK), block.len()) };
+    }
 }

@@ -388,8 +388,8 @@ impl Steps for CaucasianSteps {
         node.base
     }
 
-    fn board(&self, _key: &Node, play: &Play) -> Board {
-        self.standard.board_after(play)
+    fn write_board(&self, _key: &Node, play: &Play, out: &mut Board) {
+        self.standard.write_board_after(play, out);
     }
 
     fn accepts(&self, node: &CNode) -> bool {

@@ -175,14 +175,14 @@ impl StandardSteps {
         }
     }
 
-    /// The board after `play` from the board the turn began with.
-    #[inline]
-    pub fn board_after(&self, play: &Play) -> Board {
-        let mut board = self.start;
+    /// Writes the board after `play`, from the board the turn began with,
+    /// into `out`.
+    #[inline(always)]
+    pub fn write_board_after(&self, play: &Play, out: &mut Board) {
+        *out = self.start;
         for &mv in play.moves() {
-            move_checker(&mut board, self.seat, mv);
+            move_checker(out, self.seat, mv);
         }
-        board
     }
 }
 
@@ -223,8 +223,8 @@ impl Steps for StandardSteps {
         *node
     }
 
-    fn board(&self, _key: &Node, play: &Play) -> Board {
-        self.board_after(play)
+    fn write_board(&self, _key: &Node, play: &Play, out: &mut Board) {
+        self.write_board_after(play, out);
     }
 }
 
