@@ -177,6 +177,15 @@ impl Plugin {
         &self.path
     }
 
+    /// The most one game can be worth before the cube (3 unless the
+    /// variant says less).
+    pub fn max_win_level(&self) -> u32 {
+        match self.info().max_win_level {
+            0 => 3,
+            level => level,
+        }
+    }
+
     pub fn info(&self) -> &proto::VariantInfo {
         &self.info
     }

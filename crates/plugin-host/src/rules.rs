@@ -82,6 +82,10 @@ fn step(t: proto::Transition) -> VariantStep {
 }
 
 impl Rules for VariantRules {
+    fn max_win_level(&self) -> u32 {
+        self.plugin.max_win_level()
+    }
+
     fn new_game(&self) -> Result<VariantSetup, RulesError> {
         let setup = match &self.start {
             Some(board) => self.plugin.setup_position(board, &self.options)?,

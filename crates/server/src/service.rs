@@ -127,6 +127,7 @@ impl<S: GameStore> GameService for Service<S> {
                     cube: caps.contains(Capabilities::CUBE),
                     draws: caps.contains(Capabilities::DRAWS),
                     standard_board: caps.contains(Capabilities::STANDARD_BOARD),
+                    max_win_level: p.max_win_level(),
                 }
             })
             .collect();

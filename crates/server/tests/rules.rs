@@ -473,3 +473,76 @@ async fn a_plakoto_start_position_with_a_pinned_checker_is_played_from_as_given(
     .unwrap();
     assert_eq!(g.game.board, Some(board));
 }
+
+#[tokio::test]
+async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
+    let fixture = start_with_plugins(
+        &[
+            ("bg_plakoto", "libbg_plakoto.so"),
+            ("bg_standard", "libbg_standard.so"),
+        ],
+        &[],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    let variants = client
+        .list_variants(pb::ListVariantsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .variants;
+    let level = |name: &str| {
+        variants
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| v.max_win_level)
+    };
+    assert_eq!((level("plakoto"), level("standard")), (Some(2), Some(3)));
+
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "plakoto".into(),
+            settings: Some(pb::MatchSettings {
+                resignation: pb::ResignationMode::Offer as i32,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let loser = g.game.turn;
+    let offer = |level| pb::ResignRequest {
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: pb::ResignAction::Resign as i32,
+        level,
+    };
+    let status = client
+        .resign(with_token(offer(3), g.token_of(loser)))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    assert!(
+        status.message().contains("2 gammon"),
+        "{}",
+        status.message()
+    );
+    assert!(
+        !status.message().contains("backgammon"),
+        "{}",
+        status.message()
+    );
+    resign(&mut client, &mut g, loser, pb::ResignAction::Resign, 2).await;
+    resign(
+        &mut client,
+        &mut g,
+        other(loser),
+        pb::ResignAction::Accept,
+        0,
+    )
+    .await;
+    let result = g.game.results.last().unwrap();
+    assert_eq!((result.winner, result.points), (other(loser), 2));
+}

@@ -147,10 +147,13 @@ impl Match {
                 self.end_game(result, rules, dice, events)
             }
             ResignMode::Offer => {
-                let Some(level @ 1..=3) = level else {
-                    return Err(GameError::Resignation(
-                        "offer a level: 1 single, 2 gammon, 3 backgammon".into(),
-                    ));
+                let max = rules.max_win_level().clamp(1, 3);
+                let Some(level) = level.filter(|l| (1..=max).contains(l)) else {
+                    let levels = ["1 single", "2 gammon", "3 backgammon"];
+                    return Err(GameError::Resignation(format!(
+                        "offer a level: {}",
+                        levels[..max as usize].join(", ")
+                    )));
                 };
                 if let Some((declined_by, declined)) = self.declined
                     && declined_by == seat

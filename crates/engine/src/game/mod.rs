@@ -107,6 +107,11 @@ pub trait Rules {
     fn after_roll(&self, state: &[u8], seat: Seat, dice: Dice) -> Result<VariantStep, RulesError>;
     fn decide(&self, state: &[u8], seat: Seat, choice: &str) -> Result<VariantStep, RulesError>;
     fn concede(&self, state: &[u8], loser: Seat) -> Result<VariantOutcome, RulesError>;
+    /// The most one game can be worth before the cube (1 single, 2
+    /// gammon, 3 backgammon): the highest resignation level to offer.
+    fn max_win_level(&self) -> u32 {
+        3
+    }
 }
 
 /// Where dice come from: a CSPRNG in the server, a script in tests.

@@ -127,6 +127,7 @@ impl Variant for Caucasian {
             version: env!("CARGO_PKG_VERSION").into(),
             description: "Caucasian short backgammon: standard backgammon, but a checker that hits in its own home board may not hide on its own point in the same turn.".into(),
             options,
+            max_win_level: 3,
         }
     }
 

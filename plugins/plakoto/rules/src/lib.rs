@@ -346,6 +346,8 @@ impl Variant for Plakoto {
                     &["throw_again", "use_die_off"],
                 ),
             ],
+            // No triple in Plakoto (spec §3.5): a game is worth 1 or 2.
+            max_win_level: 2,
         }
     }
 

@@ -55,6 +55,7 @@ impl Variant for Standard {
                 allowed_values: vec!["standard".into(), "nackgammon".into()],
                 default_value: "standard".into(),
             }],
+            max_win_level: 3,
         }
     }
 

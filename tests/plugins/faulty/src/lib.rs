@@ -48,6 +48,7 @@ impl Variant for Faulty {
                 allowed_values: FAULTS.iter().map(|s| s.to_string()).collect(),
                 default_value: "none".into(),
             }],
+            max_win_level: 3,
         }
     }
 

@@ -24,6 +24,7 @@ impl Variant for Nackgammon {
             version: env!("CARGO_PKG_VERSION").into(),
             description: "Test plugin: standard rules from the Nackgammon setup.".into(),
             options: Vec::new(),
+            max_win_level: 3,
         }
     }
 
