@@ -487,6 +487,27 @@ impl GameStore for SqliteStore {
 mod tests {
     use super::*;
 
+    /// A store in a fresh folder (kept alive by the returned guard), with
+    /// `games` games `{prefix}0`, `{prefix}1`, ... at version 1.
+    async fn store_with(
+        durability: Durability,
+        prefix: &str,
+        games: usize,
+    ) -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("games.db"), durability)
+            .await
+            .unwrap();
+        for g in 0..games {
+            let id = format!("{prefix}{g}");
+            store
+                .create(&game(&id, 1, "a"), &[event(1, 0)], None)
+                .await
+                .unwrap();
+        }
+        (dir, store)
+    }
+
     fn game(id: &str, version: u64, state: &str) -> GameRecord {
         GameRecord {
             game_id: id.into(),
@@ -574,16 +595,7 @@ mod tests {
     /// every other is applied.
     #[tokio::test]
     async fn grouped_commits_each_get_their_own_result() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Full)
-            .await
-            .unwrap();
-        for g in 0..20 {
-            store
-                .create(&game(&format!("g{g}"), 1, "a"), &[event(1, 0)], None)
-                .await
-                .unwrap();
-        }
+        let (_dir, store) = store_with(Durability::Full, "g", 20).await;
         let mut tasks = Vec::new();
         for g in 0..20 {
             let store = store.clone();
@@ -631,16 +643,7 @@ mod tests {
     /// write.
     #[tokio::test]
     async fn grouped_creates_commits_events_and_requests_all_land() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Full)
-            .await
-            .unwrap();
-        for g in 0..10 {
-            store
-                .create(&game(&format!("old{g}"), 1, "a"), &[event(1, 0)], None)
-                .await
-                .unwrap();
-        }
+        let (_dir, store) = store_with(Durability::Full, "old", 10).await;
         // Round 1: ten creates and ten commits, all valid.
         let mut tasks = Vec::new();
         for g in 0..10 {
