@@ -12,8 +12,8 @@
 #   /var/lib/backgammon/                games database and server key (a volume)
 #
 # Stages: chef (toolchain + cargo-chef), planner (dependency recipe),
-# builder (dependencies as a cached layer, then the workspace), artifacts
-# (the files the image ships, in their final layout) and runtime.
+# builder (dependencies as a cached layer, then the workspace; the files
+# the image ships end up in /out) and runtime.
 #
 # On machines with no registry, scripts/build-image-local builds the same
 # runtime stage from binaries built outside Docker (the `ARTIFACTS` and
@@ -24,7 +24,7 @@ ARG RUST_VERSION=1.95
 # glibc is required: plugins are loaded with dlopen. Plugins you build
 # yourself must target the same glibc (Debian 12) and plugin ABI.
 ARG RUNTIME_BASE=gcr.io/distroless/cc-debian12:nonroot
-ARG ARTIFACTS=artifacts
+ARG ARTIFACTS=builder
 
 FROM rust:${RUST_VERSION}-slim-bookworm AS chef
 RUN cargo install cargo-chef --locked --version 0.1.78
@@ -39,14 +39,13 @@ COPY --from=planner /src/recipe.json recipe.json
 # Dependencies only: this layer is reused until Cargo.lock changes.
 RUN cargo chef cook --release --recipe-path recipe.json
 COPY . .
+# The image's files go to /out, laid out as scripts/build-image-local lays
+# them out: backgammond, plugins/, and an empty folder for mount points.
 RUN cargo build --release --locked -p bg-server --bin backgammond \
- && cargo run --locked --quiet -p xtask -- plugins --release
-
-# The image's files, laid out as scripts/build-image-local lays them out.
-FROM debian:bookworm-slim AS artifacts
-COPY --from=builder /src/target/release/backgammond /out/backgammond
-COPY --from=builder /src/target/plugins/ /out/plugins/
-RUN mkdir -p /out/empty
+ && cargo run --locked --quiet -p xtask -- plugins --release \
+ && mkdir -p /out/plugins /out/empty \
+ && cp target/release/backgammond /out/ \
+ && cp target/plugins/*.so /out/plugins/
 
 FROM ${ARTIFACTS} AS staged
 
