@@ -7,8 +7,9 @@
 //! the blots the mover hits. Copying, comparing and hashing a node are
 //! then single integer operations.
 
+use bg_variant_api::VariantError;
 use bg_variant_api::engine::{BAR, Board, CHECKERS, Move, OFF, Play, Seat};
-use bg_variant_api::{VariantError, search::Steps};
+use bg_variant_api::search::{ALL_POINTS, Steps};
 
 /// A position during a turn, as seen by the mover: bits `4p..4p+4` count
 /// the mover's checkers on its slot `p` (0 = off, 1..=24 points, 25 =
@@ -40,6 +41,35 @@ const HIT: [u128; 25] = {
     table
 };
 const HIT_BASE: u32 = 104;
+/// Bit `4p` for each point `p` in 1..=24 (a mask over [`Node::occupied`]).
+const POINT_BITS: u128 = 0x0001_1111_1111_1111_1111_1111_1110;
+/// `SPREAD[b]`: bit `i` of the byte `b` moved to bit `4i`.
+const SPREAD: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if b & (1 << i) != 0 {
+                table[b] |= 1 << (4 * i);
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
+/// A `froms` mask (bit `p` for point `p`) in [`Node::occupied`]'s form
+/// (bit `4p`).
+#[inline(always)]
+fn spread(froms: u32) -> u128 {
+    let [b0, b1, b2, b3] = froms.to_le_bytes();
+    u128::from(SPREAD[usize::from(b0)])
+        | u128::from(SPREAD[usize::from(b1)]) << 32
+        | u128::from(SPREAD[usize::from(b2)]) << 64
+        | u128::from(SPREAD[usize::from(b3)]) << 96
+}
 /// Bits of the slots 7..=25: zero when every checker is home.
 const OUTSIDE_HOME: u128 = ((1u128 << (4 * 26)) - 1) & !((1u128 << (4 * 7)) - 1);
 /// Bits of the slots 1..=25: checkers not yet borne off.
@@ -74,7 +104,6 @@ impl Node {
     /// Bit `4p` set for each point `p` in 1..=24 holding a mover's checker.
     #[inline(always)]
     pub fn occupied(self) -> u128 {
-        const POINT_BITS: u128 = 0x0001_1111_1111_1111_1111_1111_1110;
         let x = self.0;
         (x | (x >> 1) | (x >> 2) | (x >> 3)) & POINT_BITS
     }
@@ -97,15 +126,33 @@ pub struct StandardSteps {
     pub start: Board,
     /// The opponent's checkers when the turn began, in its own numbering.
     pub opp: [u8; 26],
+    /// `movable[d]`: bit `4p` for each point `p` from which a die `d`
+    /// lands on a point the opponent does not hold (rule 2), in the
+    /// form of [`Node::occupied`]. Fixed for the turn: the opponent only
+    /// loses checkers while the mover moves.
+    movable: [u128; 7],
 }
 
 impl StandardSteps {
     /// The rules for `seat` moving on `board`, and the starting node.
     pub fn new(board: &Board, seat: Seat) -> (StandardSteps, Node) {
+        let opp = board.checkers[seat.other().index()];
+        // Bit 4q for each of the mover's points q it may land on.
+        let mut open = 0u128;
+        for q in 1..=24usize {
+            if opp[25 - q] < 2 {
+                open |= 1 << (4 * q);
+            }
+        }
+        let mut movable = [0u128; 7];
+        for (die, mask) in movable.iter_mut().enumerate().skip(1) {
+            *mask = (open << (4 * die)) & POINT_BITS;
+        }
         let steps = StandardSteps {
             seat,
             start: *board,
-            opp: board.checkers[seat.other().index()],
+            opp,
+            movable,
         };
         (steps, Node::new(&board.checkers[seat.index()]))
     }
@@ -148,29 +195,30 @@ impl StandardSteps {
             }
             return;
         }
-        let home = node.all_home();
-        let highest = node.highest();
-        let occupied = node.occupied();
-        // Points 16..=24 from the high word, then 1..=15 from the low one:
-        // 64-bit scans are cheaper than 128-bit ones.
-        for (word, base) in [((occupied >> 64) as u64, 16u8), (occupied as u64, 0)] {
+        let mut occupied = node.occupied();
+        if froms != ALL_POINTS {
+            occupied &= spread(froms);
+        }
+        // Rule 2: moves within the board land where the opponent does not
+        // hold two or more. Points 16..=24 from the high word, then 1..=15
+        // from the low one (64-bit scans are cheaper than 128-bit ones),
+        // highest first.
+        let moves = occupied & self.movable[usize::from(die)];
+        for (word, base) in [((moves >> 64) as u64, 16u8), (moves as u64, 0)] {
             let mut bits = word;
             while bits != 0 {
                 let bit = 63 - bits.leading_zeros();
                 bits ^= 1 << bit;
                 let from = base + (bit / 4) as u8;
-                if froms & (1 << from) == 0 {
-                    continue;
-                }
-                if from > die {
-                    // Rule 2: the destination is not held by two or more.
-                    if self.is_open(from - die) {
-                        step(Move::new(from, from - die));
-                    }
-                } else if home && (from == die || from == highest) {
-                    // Rule 3: exact, or a larger die from the rearmost checker.
-                    step(Move::new(from, OFF));
-                }
+                step(Move::new(from, from - die));
+            }
+        }
+        // Rule 3: bearing off, all home, with the exact die or a larger
+        // one from the rearmost checker: at most one point, below the die.
+        if node.all_home() {
+            let from = node.highest().min(die);
+            if from > 0 && occupied & (1 << (4 * u32::from(from))) != 0 {
+                step(Move::new(from, OFF));
             }
         }
     }
