@@ -202,7 +202,7 @@ impl Board {
         fn word(side: &[u8; 26], at: usize) -> u64 {
             u64::from_le_bytes(side[at..at + 8].try_into().expect("8 bytes"))
         }
-        // Sum of the eight bytes of a word whose bytes are all <= 15.
+        // Sum of the eight bytes of a word whose byte total is below 256.
         #[inline(always)]
         fn byte_sum(x: u64) -> u64 {
             x.wrapping_mul(0x0101_0101_0101_0101) >> 56
@@ -229,8 +229,10 @@ impl Board {
         if (w0 | w8 | w16 | w18 | b0 | b8 | b16 | b18) & !LOW_NIBBLES != 0 {
             return false;
         }
-        let white_total = byte_sum(w0) + byte_sum(w8) + byte_sum(w16) + byte_sum(w18 >> 48);
-        let black_total = byte_sum(b0) + byte_sum(b8) + byte_sum(b16) + byte_sum(b18 >> 48);
+        // Two words of bytes <= 15 added bytewise carry nothing between
+        // bytes and total at most 240: one multiply sums them.
+        let white_total = byte_sum(w0 + w8) + byte_sum(w16 + (w18 >> 48));
+        let black_total = byte_sum(b0 + b8) + byte_sum(b16 + (b18 >> 48));
         // White's points 1..=24 against black's 24..=1: points 1..8 of one
         // side face points 17..24 of the other, byte order reversed.
         let (w1, w9, w17) = (word(white, 1), word(white, 9), word(white, 17));

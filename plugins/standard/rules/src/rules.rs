@@ -77,11 +77,27 @@ const IN_PLAY: u128 = ((1u128 << (4 * 26)) - 1) & !NIBBLE;
 
 impl Node {
     pub fn new(me: &[u8; 26]) -> Node {
-        let mut bits = 0u128;
-        for (slot, &count) in me.iter().enumerate() {
-            bits |= u128::from(count & 0xF) << (4 * slot);
+        // Eight counts (each 0..=15) at a time, from bytes to nibbles.
+        #[inline(always)]
+        fn nibbles(bytes: [u8; 8]) -> u128 {
+            let mut x = u64::from_le_bytes(bytes) & 0x0F0F_0F0F_0F0F_0F0F;
+            x = (x | (x >> 4)) & 0x00FF_00FF_00FF_00FF;
+            x = (x | (x >> 8)) & 0x0000_FFFF_0000_FFFF;
+            x = (x | (x >> 16)) & 0x0000_0000_FFFF_FFFF;
+            u128::from(x)
         }
-        Node(bits)
+        let word = |at: usize| -> [u8; 8] {
+            let mut bytes = [0u8; 8];
+            let end = (at + 8).min(26);
+            bytes[..end - at].copy_from_slice(&me[at..end]);
+            bytes
+        };
+        Node(
+            nibbles(word(0))
+                | nibbles(word(8)) << 32
+                | nibbles(word(16)) << 64
+                | nibbles(word(24)) << 96,
+        )
     }
 
     /// Checkers of the mover on slot `p`.
