@@ -177,12 +177,12 @@ impl Plugin {
         &self.path
     }
 
-    /// The most one game can be worth before the cube (3 unless the
-    /// variant says less).
+    /// The most one game can be worth before the cube: what the variant
+    /// says, from 1 to 3 (0, unset, means 3; more than 3 is read as 3).
     pub fn max_win_level(&self) -> u32 {
         match self.info().max_win_level {
             0 => 3,
-            level => level,
+            level => level.min(3),
         }
     }
 

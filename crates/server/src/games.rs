@@ -305,7 +305,8 @@ impl<S: GameStore> Games<S> {
         request: &pb::NewGameRequest,
     ) -> Result<pb::NewGameResponse, ApiError> {
         // A retried NewGame answers with both seat tokens, so its id is as
-        // secret as they are: refuse ids short enough to guess.
+        // secret as they are: refuse ids short enough to guess (a length
+        // check; a UUID4 is what to send), before any replay.
         if !request.request_id.is_empty() && request.request_id.len() < MIN_NEW_GAME_REQUEST_ID {
             return Err(ApiError::invalid(
                 "request_id",

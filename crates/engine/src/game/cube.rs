@@ -149,10 +149,8 @@ impl Match {
             ResignMode::Offer => {
                 let max = rules.max_win_level().clamp(1, 3);
                 let Some(level) = level.filter(|l| (1..=max).contains(l)) else {
-                    let levels = ["1 single", "2 gammon", "3 backgammon"];
                     return Err(GameError::Resignation(format!(
-                        "offer a level: {}",
-                        levels[..max as usize].join(", ")
+                        "offer a level from 1 to {max}: how many times the cube the game is conceded for"
                     )));
                 };
                 if let Some((declined_by, declined)) = self.declined
@@ -184,12 +182,14 @@ impl Match {
     ) -> Result<(), GameError> {
         self.expect(seat, Phase::ResignationOffered)?;
         let offer = self.resignation.take().expect("an offer is pending");
-        let kind = match offer.level {
+        // Never more than the variant allows, whenever the offer was made.
+        let level = offer.level.min(rules.max_win_level().clamp(1, 3));
+        let kind = match level {
             1 => "single",
             2 => "gammon",
             _ => "backgammon",
         };
-        let result = self.score_win(seat, kind, offer.level, EndReason::Resigned);
+        let result = self.score_win(seat, kind, level, EndReason::Resigned);
         self.end_game(result, rules, dice, events)
     }
 

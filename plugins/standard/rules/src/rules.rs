@@ -140,8 +140,9 @@ pub struct StandardSteps {
     pub seat: Seat,
     /// The board when the turn began.
     pub start: Board,
-    /// The opponent's checkers when the turn began, in its own numbering.
-    pub opp: [u8; 26],
+    /// The opponent's checkers when the turn began, in its own numbering
+    /// (private: `movable` is worked out from it).
+    opp: [u8; 26],
     /// `movable[d]`: bit `4p` for each point `p` from which a die `d`
     /// lands on a point the opponent does not hold (rule 2), in the
     /// form of [`Node::occupied`]. Fixed for the turn: the opponent only
