@@ -1,6 +1,7 @@
 //! The server in its container image, started through the testcontainers
 //! module as users start it: a game over gRPC, a plugin dropped into a
-//! mounted folder, the data volume across containers, SIGTERM.
+//! mounted folder or given at start, the data volume across containers,
+//! SIGTERM.
 //!
 //! The image is built once per run by `scripts/build-image-local` from this
 //! build's `backgammond` and plugin files (the Dockerfile's runtime stage),
@@ -254,6 +255,21 @@ async fn a_plugin_dropped_into_the_mounted_folder_is_listed_and_playable() {
     assert_eq!((board.points[22], board.points[1]), (2, -2), "{board:?}");
     play_to_the_end(&mut client, &mut g, 2).await;
     assert_eq!(g.game.results.len(), 1);
+}
+
+#[tokio::test]
+async fn a_plugin_given_at_start_is_there_with_the_shipped_ones() {
+    let Some(image) = server() else { return };
+    let server = image
+        .with_plugin(plugin_file("bg_test_nackgammon"))
+        .start()
+        .await
+        .expect("container starts");
+    let mut client = server.client().await.unwrap();
+    assert_eq!(
+        variant_names(&mut client).await,
+        ["caucasian", "nackgammon", "plakoto", "standard"]
+    );
 }
 
 #[tokio::test]

@@ -53,8 +53,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
+use testcontainers::CopyTargetOptions;
 use testcontainers::bollard::models::{HostConfig, PortBinding};
-use testcontainers::core::{ContainerPort, IntoContainerPort, Mount, WaitFor};
+use testcontainers::core::{ContainerPort, CopyToContainer, IntoContainerPort, Mount, WaitFor};
 use testcontainers::runners::AsyncRunner;
 use testcontainers::{ContainerAsync, Image, ImageExt};
 use tonic::transport::{Channel, Endpoint};
@@ -108,6 +109,7 @@ pub struct BackgammonServer {
     tag: String,
     env: HashMap<String, String>,
     mounts: Vec<Mount>,
+    copies: Vec<CopyToContainer>,
     startup_timeout: Duration,
 }
 
@@ -123,6 +125,7 @@ impl Default for BackgammonServer {
             tag,
             env: HashMap::new(),
             mounts: Vec::new(),
+            copies: Vec::new(),
             startup_timeout: Duration::from_secs(60),
         }
     }
@@ -153,6 +156,23 @@ impl BackgammonServer {
             Mount::bind_mount(host_dir.as_ref().display().to_string(), EXTRA_PLUGIN_DIR)
                 .with_access_mode(testcontainers::core::AccessMode::ReadOnly),
         );
+        self
+    }
+
+    /// Copies one plugin file into the extra plugin folder before the
+    /// server starts, so its variant is there from the first call. (With
+    /// [`with_extra_plugins`](Self::with_extra_plugins) too, the file lands
+    /// in that host folder.)
+    pub fn with_plugin(mut self, file: impl AsRef<Path>) -> Self {
+        let file = file.as_ref();
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "plugin.so".into());
+        self.copies.push(CopyToContainer::new(
+            file.to_path_buf(),
+            CopyTargetOptions::new(format!("{EXTRA_PLUGIN_DIR}/{name}")).with_mode(0o644),
+        ));
         self
     }
 
@@ -244,6 +264,10 @@ impl Image for BackgammonServer {
 
     fn mounts(&self) -> impl IntoIterator<Item = &Mount> {
         &self.mounts
+    }
+
+    fn copy_to_sources(&self) -> impl IntoIterator<Item = &CopyToContainer> {
+        &self.copies
     }
 
     fn expose_ports(&self) -> &[ContainerPort] {
