@@ -208,32 +208,12 @@ async fn apply_batched(
                 (game, events, request)
             }
         };
-        if let Some(first) = game_events.first() {
-            let json = serde_json::to_string(game_events)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            events.push((&game.game_id, first.version, json));
-        }
+        events.extend(action_events(&game.game_id, game_events)?);
         requests.extend(request.as_ref());
     }
 
     let mut batch = QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; ");
-    if !created.is_empty() {
-        batch.push(
-            "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board) ",
-        );
-        batch.push_values(&created, |mut row, game| {
-            row.push_bind(&game.game_id)
-                .push_bind(&game.variant)
-                .push_bind(&game.variant_version)
-                .push_bind(&game.options)
-                .push_bind(game.version as i64)
-                .push_bind(&game.state)
-                .push_bind(&game.token_hashes[0])
-                .push_bind(&game.token_hashes[1])
-                .push_bind(&game.start_board);
-        });
-        batch.push("; ");
-    }
+    push_insert_games(&mut batch, &created);
     if !updated.is_empty() {
         // The compare-and-set for every game at once: a game whose stored
         // version is not the expected one is not updated, and is missing
@@ -251,25 +231,8 @@ async fn apply_batched(
             ") AS new WHERE games.game_id = new.column1 AND games.version = new.column2 RETURNING games.game_id; ",
         );
     }
-    if !events.is_empty() {
-        batch.push("INSERT INTO game_events (game_id, version, events) ");
-        batch.push_values(&events, |mut row, (game_id, version, json)| {
-            row.push_bind(*game_id)
-                .push_bind(*version as i64)
-                .push_bind(json);
-        });
-        batch.push("; ");
-    }
-    if !requests.is_empty() {
-        batch.push("INSERT INTO requests (scope, request_id, fingerprint, response) ");
-        batch.push_values(&requests, |mut row, r| {
-            row.push_bind(&r.scope)
-                .push_bind(&r.request_id)
-                .push_bind(&r.fingerprint)
-                .push_bind(&r.response);
-        });
-        batch.push("; ");
-    }
+    push_insert_events(&mut batch, &events);
+    push_insert_requests(&mut batch, &requests);
     let outcome = match batch.build().fetch_all(&mut *connection).await {
         Ok(rows) if rows.len() == updated.len() => Ok(()),
         Ok(_) => Err(StoreError::Batch(
@@ -296,23 +259,32 @@ async fn apply_batched(
 }
 
 async fn insert_game(tx: &mut SqliteConnection, game: &GameRecord) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&game.game_id)
-    .bind(&game.variant)
-    .bind(&game.variant_version)
-    .bind(&game.options)
-    .bind(game.version as i64)
-    .bind(&game.state)
-    .bind(&game.token_hashes[0])
-    .bind(&game.token_hashes[1])
-    .bind(&game.start_board)
-    .execute(&mut *tx)
-    .await
-    .map_err(duplicate)?;
+    let mut insert = QueryBuilder::new("");
+    push_insert_games(&mut insert, &[game]);
+    insert.build().execute(&mut *tx).await.map_err(duplicate)?;
     Ok(())
+}
+
+/// `INSERT` of new games (nothing when there are none), one row each.
+fn push_insert_games(query: &mut QueryBuilder<Sqlite>, games: &[&GameRecord]) {
+    if games.is_empty() {
+        return;
+    }
+    query.push(
+        "INSERT INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board) ",
+    );
+    query.push_values(games, |mut row, game| {
+        row.push_bind(&game.game_id)
+            .push_bind(&game.variant)
+            .push_bind(&game.variant_version)
+            .push_bind(&game.options)
+            .push_bind(game.version as i64)
+            .push_bind(&game.state)
+            .push_bind(&game.token_hashes[0])
+            .push_bind(&game.token_hashes[1])
+            .push_bind(&game.start_board);
+    });
+    query.push("; ");
 }
 
 /// The compare-and-set: the snapshot changes only if still at `expected`.
@@ -349,36 +321,68 @@ async fn insert_events(
     game_id: &str,
     events: &[EventRecord],
 ) -> Result<(), StoreError> {
-    let Some(first) = events.first() else {
+    let Some(row) = action_events(game_id, events)? else {
         return Ok(());
     };
-    let json = serde_json::to_string(events).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    sqlx::query("INSERT INTO game_events (game_id, version, events) VALUES (?, ?, ?)")
-        .bind(game_id)
-        .bind(first.version as i64)
-        .bind(json)
-        .execute(&mut *tx)
-        .await
-        .map_err(duplicate)?;
+    let mut insert = QueryBuilder::new("");
+    push_insert_events(&mut insert, &[row]);
+    insert.build().execute(&mut *tx).await.map_err(duplicate)?;
     Ok(())
+}
+
+/// An action's row of the event log: (game, the version it made, its
+/// events as a JSON array); none for an action without events.
+type ActionEvents<'a> = (&'a str, u64, String);
+
+fn action_events<'a>(
+    game_id: &'a str,
+    events: &[EventRecord],
+) -> Result<Option<ActionEvents<'a>>, StoreError> {
+    let Some(first) = events.first() else {
+        return Ok(None);
+    };
+    let json = serde_json::to_string(events).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    Ok(Some((game_id, first.version, json)))
+}
+
+fn push_insert_events(query: &mut QueryBuilder<Sqlite>, rows: &[ActionEvents<'_>]) {
+    if rows.is_empty() {
+        return;
+    }
+    query.push("INSERT INTO game_events (game_id, version, events) ");
+    query.push_values(rows, |mut row, (game_id, version, json)| {
+        row.push_bind(*game_id)
+            .push_bind(*version as i64)
+            .push_bind(json);
+    });
+    query.push("; ");
 }
 
 async fn insert_request(
     tx: &mut SqliteConnection,
     request: Option<&RequestRecord>,
 ) -> Result<(), StoreError> {
-    let Some(r) = request else { return Ok(()) };
-    sqlx::query(
-        "INSERT INTO requests (scope, request_id, fingerprint, response) VALUES (?, ?, ?, ?)",
-    )
-    .bind(&r.scope)
-    .bind(&r.request_id)
-    .bind(&r.fingerprint)
-    .bind(&r.response)
-    .execute(&mut *tx)
-    .await
-    .map_err(duplicate)?;
+    let Some(request) = request else {
+        return Ok(());
+    };
+    let mut insert = QueryBuilder::new("");
+    push_insert_requests(&mut insert, &[request]);
+    insert.build().execute(&mut *tx).await.map_err(duplicate)?;
     Ok(())
+}
+
+fn push_insert_requests(query: &mut QueryBuilder<Sqlite>, requests: &[&RequestRecord]) {
+    if requests.is_empty() {
+        return;
+    }
+    query.push("INSERT INTO requests (scope, request_id, fingerprint, response) ");
+    query.push_values(requests, |mut row, r| {
+        row.push_bind(&r.scope)
+            .push_bind(&r.request_id)
+            .push_bind(&r.fingerprint)
+            .push_bind(&r.response);
+    });
+    query.push("; ");
 }
 
 /// A primary-key violation means the row is already there.
