@@ -123,38 +123,12 @@ fn t27_a_dropped_redouble_scores_the_value_before_it() {
     assert_eq!(m.score, [2, 0]);
 }
 
-/// A money game that white wins with a gammon: black resigns (by position,
-/// at the start: a backgammon, capped to a gammon by Mars to make it a gammon).
-fn jacoby_gammon(double_first: bool) -> u32 {
-    let rules = rules(None);
-    let settings = MatchSettings {
-        jacoby: true,
-        scoring_limit: ScoringLimit::Mars,
-        ..MatchSettings::default()
-    };
-    let mut dice = script(&[3, 1]);
-    let (mut m, _) = Match::new(settings, &rules, &mut dice).unwrap();
-    command(&mut m, White, play("8/5 6/5"), &rules, &mut dice);
-    if double_first {
-        command(&mut m, Black, Command::Double, &rules, &mut dice);
-        command(&mut m, White, Command::Take, &rules, &mut dice);
-    }
-    command(
-        &mut m,
-        Black,
-        Command::Resign { level: None },
-        &rules,
-        &mut dice,
-    );
-    let (winner, points, _) = last_result(&m);
-    assert_eq!(winner, Some(White));
-    points
-}
-
-/// A money game with Jacoby and automatic doubles whose opening throws
-/// tie `ties` times; black resigns (a gammon under Mars) after white's
-/// opening play. Returns the points and the cube value.
-fn jacoby_gammon_after_ties(ties: usize, auto_doubles: u32) -> (u32, u32) {
+/// A money game with Jacoby (and `auto_doubles`) whose opening throws tie
+/// `ties` times; after white's opening play black, optionally after
+/// doubling and being taken, resigns by position: a backgammon at the
+/// start, capped to a gammon by Mars. Returns the points and the cube
+/// value the game began with.
+fn jacoby_game(ties: usize, auto_doubles: u32, double_first: bool) -> (u32, u32) {
     let rules = rules(None);
     let settings = MatchSettings {
         jacoby: true,
@@ -174,6 +148,10 @@ fn jacoby_gammon_after_ties(ties: usize, auto_doubles: u32) -> (u32, u32) {
     assert_eq!(m.cube.owner, None);
     let cube = m.cube.value;
     command(&mut m, White, play("8/5 6/5"), &rules, &mut dice);
+    if double_first {
+        command(&mut m, Black, Command::Double, &rules, &mut dice);
+        command(&mut m, White, Command::Take, &rules, &mut dice);
+    }
     command(
         &mut m,
         Black,
@@ -184,6 +162,14 @@ fn jacoby_gammon_after_ties(ties: usize, auto_doubles: u32) -> (u32, u32) {
     let (winner, points, _) = last_result(&m);
     assert_eq!(winner, Some(White));
     (points, cube)
+}
+
+fn jacoby_gammon(double_first: bool) -> u32 {
+    jacoby_game(0, 0, double_first).0
+}
+
+fn jacoby_gammon_after_ties(ties: usize, auto_doubles: u32) -> (u32, u32) {
+    jacoby_game(ties, auto_doubles, false)
 }
 
 #[test]

@@ -70,7 +70,9 @@ impl fmt::Display for Seat {
 /// the single checker of `seat` on its point `p` is pinned there by the
 /// other side. Variants without pins leave it zero.
 #[repr(C)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Board {
     pub checkers: [[u8; 26]; 2],
     pub pinned: [u32; 2],

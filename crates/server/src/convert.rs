@@ -153,9 +153,10 @@ pub fn board(b: &Board) -> pb::Board {
     }
 }
 
-/// A board sent by a client (white's numbering, as [`board`] writes it),
-/// checked to be a possible position.
-pub fn board_in(b: &pb::Board) -> Result<Board, ApiError> {
+/// A start position sent by a client (white's numbering, as [`board`]
+/// writes it), checked to be a possible position where the game is not
+/// over yet.
+pub fn start_board(b: &pb::Board) -> Result<Board, ApiError> {
     let invalid = |message: String| ApiError::invalid("start_board", message);
     if b.points.len() != 24 {
         return Err(invalid(format!(
@@ -201,6 +202,14 @@ pub fn board_in(b: &pb::Board) -> Result<Board, ApiError> {
     board
         .validate()
         .map_err(|e| invalid(format!("not a possible position: {e}")))?;
+    if let Some(done) = Seat::BOTH
+        .into_iter()
+        .find(|&seat| board.off(seat) == bg_engine::CHECKERS)
+    {
+        return Err(invalid(format!(
+            "{done} has borne off every checker: the game would be over"
+        )));
+    }
     Ok(board)
 }
 

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bg_api::v1 as pb;
 use bg_engine::game::{Command, DiceSource, Event, GameError, Match, Phase, Rules};
-use bg_engine::{Board, LegalPlay, Seat};
+use bg_engine::{LegalPlay, Seat};
 use bg_plugin_host::{PluginHost, VariantRules};
 use bg_store::{EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use bg_variant_api::Capabilities;
@@ -290,8 +290,7 @@ impl<S: GameStore> Games<S> {
         let game: Match = serde_json::from_str(&record.state).map_err(corrupt)?;
         let mut rules = VariantRules::new(plugin, options);
         if let Some(start) = &record.start_board {
-            let stored: StoredBoard = serde_json::from_str(start).map_err(corrupt)?;
-            rules.start = Some(stored.board());
+            rules.start = Some(serde_json::from_str(start).map_err(corrupt)?);
         }
         Ok(Live {
             rules,
@@ -356,18 +355,8 @@ impl<S: GameStore> Games<S> {
         rules.start = request
             .start_board
             .as_ref()
-            .map(convert::board_in)
+            .map(convert::start_board)
             .transpose()?;
-        if let Some(board) = &rules.start
-            && let Some(done) = [Seat::White, Seat::Black]
-                .into_iter()
-                .find(|&seat| board.off(seat) == bg_engine::CHECKERS)
-        {
-            return Err(ApiError::invalid(
-                "start_board",
-                format!("{done} has borne off every checker: the game would be over"),
-            ));
-        }
         let (game, events) =
             Match::new(settings, &rules, &mut ServerDice(rand::rng())).map_err(|e| {
                 // A position the variant refuses is the caller's mistake,
@@ -408,7 +397,7 @@ impl<S: GameStore> Games<S> {
             start_board: rules
                 .start
                 .as_ref()
-                .map(|b| serde_json::to_string(&StoredBoard::of(b)))
+                .map(serde_json::to_string)
                 .transpose()
                 .map_err(corrupt)?,
         };
@@ -703,32 +692,6 @@ fn replay<M: Message + Default>(
         .with("field", "request_id"));
     }
     M::decode(previous.response.as_slice()).map_err(corrupt)
-}
-
-/// A start position as the store keeps it.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct StoredBoard {
-    white: [u8; 26],
-    black: [u8; 26],
-    pinned: [u32; 2],
-}
-
-impl StoredBoard {
-    fn of(board: &Board) -> StoredBoard {
-        StoredBoard {
-            white: board.checkers[Seat::White.index()],
-            black: board.checkers[Seat::Black.index()],
-            pinned: board.pinned,
-        }
-    }
-
-    fn board(&self) -> Board {
-        let mut board = Board::EMPTY;
-        board.checkers[Seat::White.index()] = self.white;
-        board.checkers[Seat::Black.index()] = self.black;
-        board.pinned = self.pinned;
-        board
-    }
 }
 
 fn corrupt(e: impl std::fmt::Display) -> ApiError {

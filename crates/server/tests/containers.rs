@@ -98,13 +98,9 @@ fn container_engine() -> Option<String> {
     };
     candidates.into_iter().find(|engine| {
         Command::new(engine)
-            .args(["info", "--format", "{{.Host.Arch}}{{.Architecture}}"])
+            .arg("info")
             .output()
             .is_ok_and(|o| o.status.success())
-            || Command::new(engine)
-                .arg("info")
-                .output()
-                .is_ok_and(|o| o.status.success())
     })
 }
 

@@ -147,7 +147,7 @@ impl Match {
                 self.end_game(result, rules, dice, events)
             }
             ResignMode::Offer => {
-                let max = rules.max_win_level().clamp(1, 3);
+                let max = max_level(rules);
                 let Some(level) = level.filter(|l| (1..=max).contains(l)) else {
                     return Err(GameError::Resignation(format!(
                         "offer a level from 1 to {max}: how many times the cube the game is conceded for"
@@ -183,7 +183,7 @@ impl Match {
         self.expect(seat, Phase::ResignationOffered)?;
         let offer = self.resignation.take().expect("an offer is pending");
         // Never more than the variant allows, whenever the offer was made.
-        let level = offer.level.min(rules.max_win_level().clamp(1, 3));
+        let level = offer.level.min(max_level(rules));
         let kind = match level {
             1 => "single",
             2 => "gammon",
@@ -205,4 +205,10 @@ impl Match {
         events.push(Event::ResignationDeclined { seat });
         Ok(())
     }
+}
+
+/// The highest resignation level of the variant, kept within 1..=3 whatever
+/// its rules say.
+fn max_level(rules: &impl Rules) -> u32 {
+    rules.max_win_level().clamp(1, 3)
 }
