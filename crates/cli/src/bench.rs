@@ -1,5 +1,6 @@
 //! `bgctl bench load`: Move throughput of a running server, measured side
-//! by side with the same server's health check.
+//! by side with the same server's health check, and how long each Roll and
+//! Move call took.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,20 +15,22 @@ use tonic_health::pb::health_client::HealthClient;
 
 use crate::client::{authorized, explain};
 
-/// Plays games until the deadline; returns the Move calls made.
+/// Plays games until the deadline, counting Move calls in `moves`;
+/// returns how long each Roll and Move call took.
 async fn play_games(
     mut client: GameServiceClient<Channel>,
     deadline: Instant,
     games_left: Arc<AtomicU64>,
     moves: Arc<AtomicU64>,
-) -> Result<()> {
+) -> Result<Vec<Duration>> {
     let mut n = 0u64;
+    let mut latencies = Vec::new();
     while Instant::now() < deadline {
         if games_left
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| g.checked_sub(1))
             .is_err()
         {
-            return Ok(());
+            return Ok(latencies);
         }
         let created = client
             .new_game(pb::NewGameRequest {
@@ -48,6 +51,7 @@ async fn play_games(
             };
             let game_id = game.game_id.clone();
             let request_id = format!("bench-{game_id}-{}", game.version);
+            let sent = Instant::now();
             game = match pb::Phase::try_from(game.phase) {
                 Ok(pb::Phase::Roll) => client
                     .roll(authorized(
@@ -81,9 +85,18 @@ async fn play_games(
                 }
                 _ => break,
             };
+            latencies.push(sent.elapsed());
         }
     }
-    Ok(())
+    Ok(latencies)
+}
+
+/// The `q` quantile (0..=1) of sorted durations, in milliseconds.
+fn quantile_ms(sorted: &[Duration], q: f64) -> f64 {
+    let Some(last) = sorted.len().checked_sub(1) else {
+        return 0.0;
+    };
+    sorted[((last as f64) * q).round() as usize].as_secs_f64() * 1e3
 }
 
 async fn check_health(
@@ -125,9 +138,11 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
             ))
         })
         .collect();
+    let mut latencies = Vec::new();
     for w in workers {
-        w.await??;
+        latencies.extend(w.await??);
     }
+    latencies.sort_unstable();
     let move_rps = moves.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
 
     let checks = Arc::new(AtomicU64::new(0));
@@ -151,6 +166,13 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
         "concurrency={concurrency} seconds={seconds} moves={} health_checks={}",
         moves.load(Ordering::Relaxed),
         checks.load(Ordering::Relaxed)
+    );
+    println!(
+        "roll_and_move_latency_ms p50={:.2} p90={:.2} p99={:.2} max={:.2}",
+        quantile_ms(&latencies, 0.5),
+        quantile_ms(&latencies, 0.9),
+        quantile_ms(&latencies, 0.99),
+        quantile_ms(&latencies, 1.0),
     );
     println!(
         "move_rps={move_rps:.1} health_rps={health_rps:.1} ratio={:.3}",

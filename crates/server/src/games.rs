@@ -381,7 +381,9 @@ impl<S: GameStore> Games<S> {
                     api
                 }
             })?;
-        let game_id = uuid::Uuid::new_v4().to_string();
+        // Time-ordered (UUID version 7): games created together, the ones
+        // being played, share index pages, so a group commit writes fewer.
+        let game_id = uuid::Uuid::now_v7().to_string();
         let tokens = [
             seat_token(&self.secret, &game_id, Seat::White),
             seat_token(&self.secret, &game_id, Seat::Black),
@@ -569,14 +571,16 @@ impl<S: GameStore> Games<S> {
             return Err(ApiError::store(e));
         }
         tracing::debug!(game_id, %seat, version = next.record.version, "action applied");
-        let update = Arc::new(pb::GameUpdate {
-            version: next.record.version,
-            events: api_events(&records),
-            game: Some(snapshot.clone()),
-        });
         *live = next;
-        // Nobody watching is fine.
-        let _ = slot.updates.send(update);
+        // Watchers get the update; with none, it is not even built.
+        if slot.updates.receiver_count() > 0 {
+            let update = Arc::new(pb::GameUpdate {
+                version: live.record.version,
+                events: api_events(&records),
+                game: Some(snapshot.clone()),
+            });
+            let _ = slot.updates.send(update);
+        }
         Ok(snapshot)
     }
 

@@ -25,6 +25,13 @@ pub enum Durability {
 /// The most writes grouped into one transaction.
 const MAX_GROUP: usize = 64;
 
+/// Log pages after which the writer checkpoints itself, should the
+/// checkpointer fall behind (64 MiB with 4 KiB pages).
+const WRITER_CHECKPOINT_PAGES: u32 = 16_384;
+
+/// The least time between two checkpoints.
+const CHECKPOINT_PAUSE: Duration = Duration::from_millis(100);
+
 /// Games in a SQLite file.
 ///
 /// SQLite has one writer at a time, so one task owns the writing
@@ -82,17 +89,29 @@ impl SqliteStore {
                 Durability::Normal => SqliteSynchronous::Normal,
             })
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
-        let mut writer = SqliteConnection::connect_with(&options).await?;
+            .busy_timeout(Duration::from_secs(10))
+            // A group's statement journal stays in memory, not in a file.
+            .pragma("temp_store", "memory");
+        // The writer leaves checkpoints to the checkpointer below, unless
+        // the log grows past this many pages (a safety net).
+        let mut writer = SqliteConnection::connect_with(
+            &options
+                .clone()
+                .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES.to_string()),
+        )
+        .await?;
         sqlx::migrate!("./migrations/sqlite")
             .run(&mut writer)
             .await?;
+        let checkpointer = SqliteConnection::connect_with(&options).await?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options.read_only(true))
             .await?;
         let (writes, queue) = mpsc::channel(1024);
-        tokio::spawn(write_loop(writer, queue));
+        let (committed, commits) = mpsc::channel(1);
+        tokio::spawn(write_loop(writer, queue, committed));
+        tokio::spawn(checkpoint_loop(checkpointer, commits));
         Ok(SqliteStore { writes, readers })
     }
 
@@ -106,8 +125,13 @@ impl SqliteStore {
     }
 }
 
-/// The writer: groups what is queued, commits, answers each caller.
-async fn write_loop(mut connection: SqliteConnection, mut queue: mpsc::Receiver<Write>) {
+/// The writer: groups what is queued, commits, answers each caller, and
+/// tells the checkpointer there is work.
+async fn write_loop(
+    mut connection: SqliteConnection,
+    mut queue: mpsc::Receiver<Write>,
+    committed: mpsc::Sender<()>,
+) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
         match apply_group(&mut connection, &group).await {
@@ -124,6 +148,26 @@ async fn write_loop(mut connection: SqliteConnection, mut queue: mpsc::Receiver<
                 }
             }
         }
+        let _ = committed.try_send(());
+    }
+}
+
+/// Copies committed pages from the write-ahead log into the database file
+/// (a checkpoint) on a connection of its own, so that the writer, whose
+/// commits every caller waits for, never does that copying itself. A
+/// passive checkpoint runs beside the writer and readers without blocking
+/// them; once it has copied the whole log, the next commit starts the log
+/// over from its beginning. Ends when the writer does.
+async fn checkpoint_loop(mut connection: SqliteConnection, mut commits: mpsc::Receiver<()>) {
+    while commits.recv().await.is_some() {
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&mut connection)
+            .await
+        {
+            tracing::warn!(error = %e, "checkpoint failed; the next one retries");
+        }
+        // Let commits pile up: one checkpoint copies many of them.
+        tokio::time::sleep(CHECKPOINT_PAUSE).await;
     }
 }
 
@@ -563,6 +607,34 @@ mod tests {
         );
         let missing = store.commit(&game("nope", 2, "x"), 1, &[], None).await;
         assert!(matches!(missing, Err(StoreError::NotFound)));
+    }
+
+    /// The writer never checkpoints below its safety net: a database file
+    /// that grows while the log holds far fewer pages than that was copied
+    /// into by the checkpointer.
+    #[tokio::test]
+    async fn the_checkpointer_copies_commits_into_the_database_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.db");
+        let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
+        let before = std::fs::metadata(&path).unwrap().len();
+        let state = "x".repeat(4000);
+        // About 200 pages, well under the writer's own threshold.
+        for g in 0..200 {
+            store
+                .create(&game(&format!("g{g}"), 1, &state), &[event(1, 0)], None)
+                .await
+                .unwrap();
+        }
+        let grown = async {
+            while std::fs::metadata(&path).unwrap().len() < before + 200 * 4000 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), grown)
+            .await
+            .expect("the database file holds the commits within 10 s");
+        assert_eq!(store.load("g199").await.unwrap().unwrap().state, state);
     }
 
     #[tokio::test]
