@@ -142,8 +142,8 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
     for w in workers {
         latencies.extend(w.await??);
     }
-    latencies.sort_unstable();
     let move_rps = moves.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
+    latencies.sort_unstable();
 
     let checks = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -179,4 +179,19 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
         move_rps / health_rps.max(f64::MIN_POSITIVE)
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_one_to_a_hundred_milliseconds() {
+        let sorted: Vec<Duration> = (1..=100).map(Duration::from_millis).collect();
+        assert_eq!(quantile_ms(&sorted, 0.0), 1.0);
+        assert_eq!(quantile_ms(&sorted, 0.5), 51.0);
+        assert_eq!(quantile_ms(&sorted, 0.99), 99.0);
+        assert_eq!(quantile_ms(&sorted, 1.0), 100.0);
+        assert_eq!(quantile_ms(&[], 0.5), 0.0);
+    }
 }
