@@ -55,14 +55,7 @@ async fn a_complete_match_to_three_points_through_the_api() {
         .unwrap()
         .into_inner();
     assert_eq!(stored, g.game);
-    let mut updates = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.id(),
-            from_version: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut updates = watch(&mut client, &g, 0).await;
     let mut versions = Vec::new();
     while versions.last() != Some(&g.game.version) {
         let update = updates.message().await.unwrap().expect("an update");
@@ -526,14 +519,7 @@ async fn sigterm_stops_the_server_cleanly() {
     let mut client = connect(&fixture.server.addr).await;
     let g = new_game(&mut client, pb::MatchSettings::default()).await;
     // A watcher keeps a stream open: shutdown ends it instead of waiting.
-    let mut watch = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.id(),
-            from_version: 1,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = watch(&mut client, &g, 1).await;
     watch.message().await.unwrap().expect("the current game");
     let (code, took) = tokio::task::block_in_place(|| fixture.server.terminate());
     assert_eq!(code, Some(0), "clean exit");
@@ -604,12 +590,7 @@ async fn health_and_reflection_answer() {
 async fn variants_are_listed_with_their_options() {
     let fixture = start();
     let mut client = connect(&fixture.server.addr).await;
-    let variants = client
-        .list_variants(pb::ListVariantsRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .variants;
+    let variants = variants(&mut client).await;
     let [standard] = &variants[..] else {
         panic!("{variants:?}")
     };

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use bg_api::v1 as pb;
 use bg_testcontainers::BackgammonServer;
 use bg_tests::{copy_plugin, library_file_name, plugin_file};
-use common::{Client, Game, step, variant_game};
+use common::{Client, Game, step, variant_game, variant_match, variant_names, watch};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -128,20 +128,6 @@ fn shared_dir() -> tempfile::TempDir {
     dir
 }
 
-async fn variant_names(client: &mut Client) -> Vec<String> {
-    let mut names: Vec<String> = client
-        .list_variants(pb::ListVariantsRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .variants
-        .into_iter()
-        .map(|v| v.name)
-        .collect();
-    names.sort();
-    names
-}
-
 /// Plays random legal actions until the match is over.
 async fn play_to_the_end(client: &mut Client, g: &mut Game, seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -164,19 +150,15 @@ async fn a_complete_game_is_played_through_grpc_in_a_container() {
         "every shipped plugin is in the image"
     );
 
-    let mut g = variant_game(
+    let mut g = variant_match(
         &mut client,
-        pb::NewGameRequest {
-            variant: "standard".into(),
-            settings: Some(pb::MatchSettings {
-                match_length: 1,
-                ..Default::default()
-            }),
+        "standard",
+        pb::MatchSettings {
+            match_length: 1,
             ..Default::default()
         },
     )
-    .await
-    .unwrap();
+    .await;
     play_to_the_end(&mut client, &mut g, 1).await;
     let stored = client
         .get_game(pb::GetGameRequest { game_id: g.id() })
@@ -279,19 +261,15 @@ async fn a_new_container_on_the_same_data_volume_finds_the_game_at_its_version()
         .await
         .expect("first container starts");
     let mut client = first.client().await.unwrap();
-    let mut g = variant_game(
+    let mut g = variant_match(
         &mut client,
-        pb::NewGameRequest {
-            variant: "plakoto".into(),
-            settings: Some(pb::MatchSettings {
-                match_length: 3,
-                ..Default::default()
-            }),
+        "plakoto",
+        pb::MatchSettings {
+            match_length: 3,
             ..Default::default()
         },
     )
-    .await
-    .unwrap();
+    .await;
     let mut rng = StdRng::seed_from_u64(3);
     for _ in 0..12 {
         step(&mut client, &mut g, &mut rng).await;
@@ -331,24 +309,9 @@ async fn the_container_stops_cleanly_on_sigterm_within_the_grace_period() {
         .await
         .expect("container starts");
     let mut client = server.client().await.unwrap();
-    let g = variant_game(
-        &mut client,
-        pb::NewGameRequest {
-            variant: "standard".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let g = variant_match(&mut client, "standard", pb::MatchSettings::default()).await;
     // A watcher holds a stream open while the server stops.
-    let mut updates = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.id(),
-            from_version: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut updates = watch(&mut client, &g, 0).await;
     assert!(updates.message().await.unwrap().is_some());
     // Read the stream to its end while the server stops.
     let watcher = tokio::spawn(async move {

@@ -31,6 +31,12 @@ async fn resign(
         .into_inner();
 }
 
+/// `loser` resigns at `level` and the other seat accepts.
+async fn resign_accepted(client: &mut Client, g: &mut Game, loser: i32, level: u32) {
+    resign(client, g, loser, pb::ResignAction::Resign, level).await;
+    resign(client, g, other(loser), pb::ResignAction::Accept, 0).await;
+}
+
 async fn cube(
     client: &mut Client,
     g: &mut Game,
@@ -111,15 +117,7 @@ async fn t29_crawford_then_post_crawford_in_a_five_point_match() {
     let mut g = new_game(&mut client, settings).await;
     // White +2, black +1, white +2: 4-1.
     for (loser, level) in [(BLACK, 2), (WHITE, 1), (BLACK, 2)] {
-        resign(&mut client, &mut g, loser, pb::ResignAction::Resign, level).await;
-        resign(
-            &mut client,
-            &mut g,
-            other(loser),
-            pb::ResignAction::Accept,
-            0,
-        )
-        .await;
+        resign_accepted(&mut client, &mut g, loser, level).await;
     }
     let score = g.game.score.unwrap();
     assert_eq!((score.white, score.black), (4, 1));
@@ -131,8 +129,7 @@ async fn t29_crawford_then_post_crawford_in_a_five_point_match() {
         .unwrap_err();
     assert_eq!(refused.code(), Code::FailedPrecondition);
     // Black +1 (4-2): post-Crawford, and white, at match point, may not double (T30).
-    resign(&mut client, &mut g, WHITE, pb::ResignAction::Resign, 1).await;
-    resign(&mut client, &mut g, BLACK, pb::ResignAction::Accept, 0).await;
+    resign_accepted(&mut client, &mut g, WHITE, 1).await;
     assert_eq!(g.game.crawford, pb::Crawford::Post as i32);
     assert!(g.game.cube.unwrap().in_play);
     assert_eq!(g.game.turn, WHITE, "the loser starts");
@@ -146,8 +143,7 @@ async fn t29_crawford_then_post_crawford_in_a_five_point_match() {
         refused.message()
     );
     // White +2 wins the match 6-2.
-    resign(&mut client, &mut g, BLACK, pb::ResignAction::Resign, 2).await;
-    resign(&mut client, &mut g, WHITE, pb::ResignAction::Accept, 0).await;
+    resign_accepted(&mut client, &mut g, BLACK, 2).await;
     assert_eq!(g.game.phase, pb::Phase::MatchOver as i32);
     assert_eq!(g.game.match_winner, WHITE);
 }
@@ -304,14 +300,8 @@ async fn t28_jacoby_counts_a_gammon_single_only_while_the_cube_is_centred() {
         tries += 1;
         assert!(tries < 300, "an opening throw ties now and then");
     };
-    let events = client
-        .watch_game(pb::WatchGameRequest {
-            game_id: g.id(),
-            from_version: 0,
-        })
+    let events = watch(&mut client, &g, 0)
         .await
-        .unwrap()
-        .into_inner()
         .message()
         .await
         .unwrap()
@@ -484,12 +474,7 @@ async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
         &[],
     );
     let mut client = connect(&fixture.server.addr).await;
-    let variants = client
-        .list_variants(pb::ListVariantsRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .variants;
+    let variants = variants(&mut client).await;
     let level = |name: &str| {
         variants
             .iter()
@@ -498,19 +483,15 @@ async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
     };
     assert_eq!((level("plakoto"), level("standard")), (Some(2), Some(3)));
 
-    let mut g = variant_game(
+    let mut g = variant_match(
         &mut client,
-        pb::NewGameRequest {
-            variant: "plakoto".into(),
-            settings: Some(pb::MatchSettings {
-                resignation: pb::ResignationMode::Offer as i32,
-                ..Default::default()
-            }),
+        "plakoto",
+        pb::MatchSettings {
+            resignation: pb::ResignationMode::Offer as i32,
             ..Default::default()
         },
     )
-    .await
-    .unwrap();
+    .await;
     let loser = g.game.turn;
     let offer = |level| pb::ResignRequest {
         game_id: g.id(),
@@ -529,15 +510,7 @@ async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
         "{}",
         status.message()
     );
-    resign(&mut client, &mut g, loser, pb::ResignAction::Resign, 2).await;
-    resign(
-        &mut client,
-        &mut g,
-        other(loser),
-        pb::ResignAction::Accept,
-        0,
-    )
-    .await;
+    resign_accepted(&mut client, &mut g, loser, 2).await;
     let result = g.game.results.last().unwrap();
     assert_eq!((result.winner, result.points), (other(loser), 2));
 }

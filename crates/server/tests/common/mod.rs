@@ -86,16 +86,58 @@ impl Game {
 }
 
 pub async fn new_game(client: &mut Client, settings: pb::MatchSettings) -> Game {
+    variant_match(client, "standard", settings).await
+}
+
+/// A match (or money session) of `variant` with these settings.
+pub async fn variant_match(
+    client: &mut Client,
+    variant: &str,
+    settings: pb::MatchSettings,
+) -> Game {
     variant_game(
         client,
         pb::NewGameRequest {
-            variant: "standard".into(),
+            variant: variant.into(),
             settings: Some(settings),
             ..Default::default()
         },
     )
     .await
     .expect("NewGame")
+}
+
+/// The variants the server lists.
+pub async fn variants(client: &mut Client) -> Vec<pb::Variant> {
+    client
+        .list_variants(pb::ListVariantsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .variants
+}
+
+/// The names of the variants the server lists, sorted.
+pub async fn variant_names(client: &mut Client) -> Vec<String> {
+    let mut names: Vec<String> = variants(client).await.into_iter().map(|v| v.name).collect();
+    names.sort();
+    names
+}
+
+/// A game's updates from `from_version` on (the first one: the game now).
+pub async fn watch(
+    client: &mut Client,
+    game: &Game,
+    from_version: u64,
+) -> tonic::Streaming<pb::GameUpdate> {
+    client
+        .watch_game(pb::WatchGameRequest {
+            game_id: game.id(),
+            from_version,
+        })
+        .await
+        .unwrap()
+        .into_inner()
 }
 
 /// A game from any NewGame request.
