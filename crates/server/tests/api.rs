@@ -49,11 +49,7 @@ async fn a_complete_match_to_three_points_through_the_api() {
     assert_eq!(points, score.white + score.black);
 
     // The stored game says the same; the event log replays every version.
-    let stored = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let stored = get_game(&mut client, &g).await;
     assert_eq!(stored, g.game);
     let mut updates = watch(&mut client, &g, 0).await;
     let mut versions = Vec::new();
@@ -107,11 +103,7 @@ async fn concurrent_conflicting_moves_apply_exactly_one() {
         }
     }
     assert_eq!(applied, 1);
-    let game = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let game = get_game(&mut client, &g).await;
     assert_eq!(game.version, 2);
 }
 
@@ -160,11 +152,7 @@ async fn a_retry_with_the_same_request_id_returns_the_first_answer() {
         (status.code(), reason(&status).as_str()),
         (Code::InvalidArgument, "REQUEST_ID_REUSED")
     );
-    let game = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let game = get_game(&mut client, &g).await;
     assert_eq!(game.version, 2);
     assert_eq!(game, first);
 
@@ -254,11 +242,7 @@ async fn no_seat_can_act_without_its_token() {
         (status.code(), reason(&status).as_str()),
         (Code::FailedPrecondition, "NOT_YOUR_TURN")
     );
-    let game = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let game = get_game(&mut client, &g).await;
     assert_eq!(game, g.game, "nothing changed");
 }
 
@@ -390,11 +374,7 @@ async fn malformed_requests_get_their_status_and_change_nothing() {
         (Code::FailedPrecondition, "WRONG_PHASE")
     );
 
-    let game = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let game = get_game(&mut client, &g).await;
     assert_eq!(game, g.game, "nothing changed");
 }
 
@@ -461,11 +441,7 @@ async fn every_acknowledged_action_survives_sigkill() {
     let mut client = connect(&fixture.server.addr).await;
     // Seat tokens still work after the restart.
     let h = &games[1];
-    let stored = client
-        .get_game(pb::GetGameRequest { game_id: h.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let stored = get_game(&mut client, h).await;
     let status = client
         .roll(with_token(
             pb::RollRequest {
@@ -483,11 +459,7 @@ async fn every_acknowledged_action_survives_sigkill() {
         "authenticated, then refused on the version: {status:?}"
     );
     for (i, g) in games.iter().enumerate() {
-        let stored = client
-            .get_game(pb::GetGameRequest { game_id: g.id() })
-            .await
-            .unwrap()
-            .into_inner();
+        let stored = get_game(&mut client, g).await;
         match &in_flight_result {
             Some((index, result)) if *index == i => {
                 // The unanswered action either was applied (then a retry
@@ -619,10 +591,6 @@ async fn an_idle_game_leaves_memory_and_is_read_back_from_storage() {
         .unwrap()
         .into_inner();
     assert_eq!(moved.version, 2);
-    let read = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let read = get_game(&mut client, &g).await;
     assert_eq!(read, moved);
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use bg_api::v1 as pb;
 use bg_testcontainers::BackgammonServer;
 use bg_tests::{copy_plugin, library_file_name, plugin_file};
-use common::{Client, Game, step, variant_game, variant_match, variant_names, watch};
+use common::{Client, Game, get_game, step, variant_game, variant_match, variant_names, watch};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -160,11 +160,7 @@ async fn a_complete_game_is_played_through_grpc_in_a_container() {
     )
     .await;
     play_to_the_end(&mut client, &mut g, 1).await;
-    let stored = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    let stored = get_game(&mut client, &g).await;
     assert_eq!(stored, g.game);
     assert_eq!(stored.results.len(), 1, "one game decides a 1-point match");
 

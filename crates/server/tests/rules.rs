@@ -378,11 +378,7 @@ async fn t32_the_last_roll_draws_when_it_bears_everything_off() {
     fixture.server.kill();
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
-    g.game = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
-        .await
-        .unwrap()
-        .into_inner();
+    g.game = get_game(&mut client, &g).await;
     assert_eq!(g.game.game_number, 3);
     assert_eq!(g.game.board.as_ref(), Some(&last_roll_position()));
     bear_off_to_the_end(&mut client, &mut g).await;

@@ -107,6 +107,15 @@ pub async fn variant_match(
     .expect("NewGame")
 }
 
+/// The game as the server has it now (GetGame).
+pub async fn get_game(client: &mut Client, game: &Game) -> pb::Game {
+    client
+        .get_game(pb::GetGameRequest { game_id: game.id() })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 /// The variants the server lists.
 pub async fn variants(client: &mut Client) -> Vec<pb::Variant> {
     client
