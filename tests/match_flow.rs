@@ -395,6 +395,13 @@ fn rolling_twice_shows_the_same_dice_and_refused_commands_change_nothing() {
         m.apply(Black, &play("24/18"), &rules, &mut dice),
         Err(GameError::WrongPhase(_))
     ));
+    // The seat not on turn hears that it must wait, whatever it asks.
+    for asked in [play("24/18"), Command::Double] {
+        assert_eq!(
+            m.apply(White, &asked, &rules, &mut dice),
+            Err(GameError::NotYourTurn)
+        );
+    }
     assert_eq!(m, before);
     assert_eq!(
         command(&mut m, Black, Command::Roll, &rules, &mut dice).len(),

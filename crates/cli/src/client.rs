@@ -187,6 +187,10 @@ pub fn render(game: &pb::Game) -> String {
         out.push_str(&format!("   dice: {}-{}", d.die1, d.die2));
     }
     out.push('\n');
+    if !game.last_events.is_empty() {
+        let events: Vec<String> = game.last_events.iter().map(describe_event).collect();
+        out.push_str(&format!("last action: {}\n", events.join(", ")));
+    }
     if !game.position_id.is_empty() {
         out.push_str(&format!("position id: {}\n", game.position_id));
     }
@@ -218,6 +222,20 @@ pub fn render(game: &pb::Game) -> String {
         ));
     }
     out
+}
+
+/// An event in a few words: who, what, and the dice when it has some
+/// (a roll that passed at once shows them only here).
+fn describe_event(event: &pb::GameEvent) -> String {
+    let detail: serde_json::Value = serde_json::from_str(&event.detail_json).unwrap_or_default();
+    let mut words = match seat_name(event.seat) {
+        "-" => event.kind.replace('_', " "),
+        seat => format!("{seat} {}", event.kind.replace('_', " ")),
+    };
+    if let (Some(d1), Some(d2)) = (detail["dice"]["d1"].as_u64(), detail["dice"]["d2"].as_u64()) {
+        words.push_str(&format!(" {d1}-{d2}"));
+    }
+    words
 }
 
 /// Parses `name=value` options.

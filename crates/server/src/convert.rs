@@ -274,6 +274,8 @@ pub struct GameMeta<'a> {
     pub variant_version: &'a str,
     pub options: &'a std::collections::BTreeMap<String, String>,
     pub standard_board: bool,
+    /// The events of the action that made this version.
+    pub last_events: &'a [pb::GameEvent],
 }
 
 /// The game as clients see it.
@@ -282,6 +284,7 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
     pb::Game {
         game_id: meta.game_id.to_string(),
         version: meta.version,
+        last_events: meta.last_events.to_vec(),
         variant: meta.variant.to_string(),
         variant_version: meta.variant_version.to_string(),
         options: meta

@@ -40,6 +40,8 @@ struct Live {
     record: GameRecord,
     game: Match,
     rules: VariantRules,
+    /// The events of the action that made this version.
+    last_events: Vec<pb::GameEvent>,
 }
 
 /// One game's lock and its watchers' channel.
@@ -124,6 +126,7 @@ impl Live {
                 .plugin
                 .capabilities()
                 .contains(Capabilities::STANDARD_BOARD),
+            last_events: &self.last_events,
         }
     }
 
@@ -253,6 +256,20 @@ impl<S: GameStore> Games<S> {
         before - slots.len()
     }
 
+    /// Drops the slot a call for an unknown game made, unless another call
+    /// holds it too (then the idle eviction does): asking for ids that do
+    /// not exist must not fill the memory.
+    fn forget_unknown(&self, game_id: &str) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        // Held by the map and by the one call that is failing.
+        if slots
+            .get(game_id)
+            .is_some_and(|slot| Arc::strong_count(slot) <= 2 && slot.updates.receiver_count() == 0)
+        {
+            slots.remove(game_id);
+        }
+    }
+
     /// Games held in memory.
     pub fn live_games(&self) -> usize {
         self.slots.lock().unwrap_or_else(|e| e.into_inner()).len()
@@ -260,12 +277,10 @@ impl<S: GameStore> Games<S> {
 
     /// Reads a stored game into memory.
     async fn load(&self, game_id: &str) -> Result<Live, ApiError> {
-        let record = self
-            .store
-            .load(game_id)
-            .await
-            .map_err(ApiError::store)?
-            .ok_or_else(|| ApiError::not_found(game_id))?;
+        let Some(record) = self.store.load(game_id).await.map_err(ApiError::store)? else {
+            self.forget_unknown(game_id);
+            return Err(ApiError::not_found(game_id));
+        };
         let plugin = self.plugins.get(&record.variant).ok_or_else(|| {
             ApiError::new(
                 Code::FailedPrecondition,
@@ -292,10 +307,17 @@ impl<S: GameStore> Games<S> {
         if let Some(start) = &record.start_board {
             rules.start = Some(serde_json::from_str(start).map_err(corrupt)?);
         }
+        let mut last_events = self
+            .store
+            .events_after(game_id, record.version - 1)
+            .await
+            .map_err(ApiError::store)?;
+        last_events.retain(|e| e.version == record.version);
         Ok(Live {
             rules,
             record,
             game,
+            last_events: api_events(&last_events),
         })
     }
 
@@ -403,10 +425,12 @@ impl<S: GameStore> Games<S> {
                 .transpose()
                 .map_err(corrupt)?,
         };
+        let records = event_records(1, &events);
         let live = Live {
             record,
             game,
             rules,
+            last_events: api_events(&records),
         };
         let response = pb::NewGameResponse {
             game: Some(live.snapshot()?),
@@ -425,7 +449,6 @@ impl<S: GameStore> Games<S> {
             }
             .encode_to_vec(),
         });
-        let records = event_records(1, &events);
         match self
             .store
             .create(&live.record, &records, request_record.as_ref())
@@ -542,13 +565,14 @@ impl<S: GameStore> Games<S> {
         let mut record = live.record.clone();
         record.version = expected + 1;
         record.state = serde_json::to_string(&game).map_err(corrupt)?;
+        let records = event_records(record.version, &events);
         let next = Live {
             record,
             game,
             rules: live.rules.clone(),
+            last_events: api_events(&records),
         };
         let snapshot = next.snapshot()?;
-        let records = event_records(next.record.version, &events);
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
             scope: scope.clone(),
             request_id: action.request_id.clone(),
@@ -576,7 +600,7 @@ impl<S: GameStore> Games<S> {
         if slot.updates.receiver_count() > 0 {
             let update = Arc::new(pb::GameUpdate {
                 version: live.record.version,
-                events: api_events(&records),
+                events: live.last_events.clone(),
                 game: Some(snapshot.clone()),
             });
             let _ = slot.updates.send(update);
@@ -705,4 +729,26 @@ fn corrupt(e: impl std::fmt::Display) -> ApiError {
         "STORAGE_CORRUPT",
         "stored data could not be read",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bg_store::{Durability, SqliteStore};
+
+    #[tokio::test]
+    async fn asking_for_games_that_do_not_exist_keeps_nothing_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Normal)
+            .await
+            .unwrap();
+        let plugins = Arc::new(PluginHost::new(dir.path()));
+        let games = Games::new(store, [7; 32], plugins, watch::channel(false).1);
+        for _ in 0..100 {
+            let unknown = uuid::Uuid::now_v7().to_string();
+            let refused = games.get(&unknown).await.unwrap_err();
+            assert_eq!(refused.reason, "GAME_NOT_FOUND");
+        }
+        assert_eq!(games.live_games(), 0);
+    }
 }

@@ -88,10 +88,13 @@ pub async fn run(
     ));
     let game_service = GameServiceServer::new(service::Service::new(games))
         .max_decoding_message_size(MAX_MESSAGE_BYTES);
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(bg_api::v1::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    // Reflection in both versions: grpcurl before 1.8.8, evans and older
+    // Postman only ask v1alpha.
+    let reflection_v1 = reflection()
         .build_v1()
+        .context("building the reflection service")?;
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
         .context("building the reflection service")?;
 
     let listener = TcpListener::bind(config.listen)
@@ -115,7 +118,8 @@ pub async fn run(
         .timeout(Duration::from_secs(30))
         .concurrency_limit_per_connection(256)
         .add_service(health_service)
-        .add_service(reflection)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         .add_service(game_service)
         .serve_with_incoming_shutdown(
             // Answers are written at once: without TCP_NODELAY, Nagle's
@@ -171,6 +175,13 @@ fn load_secret(path: &std::path::Path) -> anyhow::Result<[u8; 32]> {
 }
 
 /// Sets the health of the server as a whole and of the game service.
+/// The reflection service's builder, with every service the server runs.
+fn reflection() -> tonic_reflection::server::Builder<'static> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(bg_api::v1::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+}
+
 async fn set_health(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
     health.set_service_status("", status).await;
     health

@@ -558,6 +558,41 @@ async fn health_and_reflection_answer() {
     );
 }
 
+/// Older clients (grpcurl before 1.8.8, evans) only speak v1alpha.
+#[tokio::test]
+async fn reflection_answers_v1alpha_clients_too() {
+    use tonic_reflection::pb::v1alpha::ServerReflectionRequest;
+    use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse;
+
+    let fixture = start();
+    let channel = Channel::from_shared(fixture.server.addr.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::FileContainingSymbol(
+            "backgammon.v1.GameService".into(),
+        )),
+    };
+    let response = ServerReflectionClient::new(channel)
+        .server_reflection_info(tokio_stream::once(request))
+        .await
+        .unwrap()
+        .into_inner()
+        .message()
+        .await
+        .unwrap()
+        .unwrap();
+    let Some(MessageResponse::FileDescriptorResponse(files)) = response.message_response else {
+        panic!("{response:?}")
+    };
+    assert!(!files.file_descriptor_proto.is_empty());
+}
+
 #[tokio::test]
 async fn variants_are_listed_with_their_options() {
     let fixture = start();
@@ -593,4 +628,62 @@ async fn an_idle_game_leaves_memory_and_is_read_back_from_storage() {
     assert_eq!(moved.version, 2);
     let read = get_game(&mut client, &g).await;
     assert_eq!(read, moved);
+}
+
+/// Both sides have a checker on the bar against a closed board: every roll
+/// passes at once, and the answer must still show what was thrown.
+#[tokio::test]
+async fn a_roll_that_must_pass_shows_its_dice_in_the_last_events() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut points = vec![0; 24];
+    points[..6].fill(2); // white's home board, closed
+    points[6] = 2;
+    points[18..].fill(-2); // black's home board, closed
+    points[17] = -2;
+    let board = pb::Board {
+        points,
+        white_bar: 1,
+        black_bar: 1,
+        ..Default::default()
+    };
+    let g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "standard".into(),
+            start_board: Some(board),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let kinds = |game: &pb::Game| -> Vec<String> {
+        game.last_events.iter().map(|e| e.kind.clone()).collect()
+    };
+    // The opening roll's winner could not enter: the other seat rolls.
+    assert_eq!(g.game.phase, pb::Phase::Roll as i32);
+    assert!(
+        kinds(&g.game).contains(&"passed".to_string()),
+        "{:?}",
+        g.game.last_events
+    );
+
+    let roller = g.game.to_act;
+    let rolled = client.roll(roll(&g, "r1")).await.unwrap().into_inner();
+    assert_eq!(rolled.version, g.game.version + 1);
+    assert_eq!(
+        (rolled.phase, rolled.to_act, rolled.dice),
+        (pb::Phase::Roll as i32, other(roller), None),
+        "the turn passed"
+    );
+    assert_eq!(kinds(&rolled), ["rolled", "passed"]);
+    assert!(rolled.last_events.iter().all(|e| e.seat == roller));
+    let detail: serde_json::Value =
+        serde_json::from_str(&rolled.last_events[0].detail_json).unwrap();
+    assert!(detail.get("dice").is_some(), "{detail}");
+    // So does the game read back from storage after a restart.
+    fixture.server.kill();
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    assert_eq!(get_game(&mut client, &g).await, rolled);
 }

@@ -59,10 +59,6 @@ async fn cube(
 const WHITE: i32 = pb::Seat::White as i32;
 const BLACK: i32 = pb::Seat::Black as i32;
 
-fn other(seat: i32) -> i32 {
-    if seat == WHITE { BLACK } else { WHITE }
-}
-
 /// Plays the turn of whoever is on turn (roll and a legal play) so that
 /// the other player is on turn, before rolling.
 async fn pass_turn(client: &mut Client, g: &mut Game) {

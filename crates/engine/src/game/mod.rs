@@ -471,7 +471,13 @@ impl Match {
 
     // ----- turns -------------------------------------------------------
 
+    /// Whether `seat` may act in `phase` now. The seat comes first: a seat
+    /// that is not the one to act hears NOT_YOUR_TURN (wait), whatever it
+    /// asked; WRONG_PHASE is for the seat to act asking the wrong thing.
     fn expect(&self, seat: Seat, phase: Phase) -> Result<(), GameError> {
+        if self.to_act().is_some_and(|to_act| to_act != seat) {
+            return Err(GameError::NotYourTurn);
+        }
         if self.phase != phase {
             return Err(GameError::WrongPhase(match self.phase {
                 Phase::Roll => "the player on turn must roll (or double) first".into(),
@@ -481,9 +487,6 @@ impl Match {
                 Phase::Decision => "a decision is waiting".into(),
                 Phase::MatchOver => "the match is over".into(),
             }));
-        }
-        if self.to_act() != Some(seat) {
-            return Err(GameError::NotYourTurn);
         }
         Ok(())
     }

@@ -161,6 +161,15 @@ pub async fn variant_game(
     })
 }
 
+/// The other seat (as the API's enum value).
+pub fn other(seat: i32) -> i32 {
+    if seat == pb::Seat::White as i32 {
+        pb::Seat::Black as i32
+    } else {
+        pb::Seat::White as i32
+    }
+}
+
 pub fn roll(g: &Game, request_id: &str) -> Request<pb::RollRequest> {
     with_token(
         pb::RollRequest {
