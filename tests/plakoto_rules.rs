@@ -31,17 +31,26 @@ fn position(x: &[(u8, u8)], o: &[(u8, u8)], x_pinned: &[u8], o_pinned: &[u8]) ->
 }
 
 fn state(board: &Board) -> Vec<u8> {
-    plakoto()
-        .setup_position(board, &Options::new())
-        .unwrap()
-        .state
+    state_with(board, &Options::new())
+}
+
+fn state_with(board: &Board, options: &Options) -> Vec<u8> {
+    plakoto().setup_position(board, options).unwrap().state
+}
+
+fn option(name: &str, value: &str) -> Options {
+    Options::from([(name.to_string(), value.to_string())])
 }
 
 fn plays(board: &Board, d1: u8, d2: u8) -> Vec<(String, Board)> {
+    plays_with(board, &Options::new(), d1, d2)
+}
+
+fn plays_with(board: &Board, options: &Options, d1: u8, d2: u8) -> Vec<(String, Board)> {
     let mut plays = Vec::new();
     plakoto()
         .legal_plays(
-            &state(board),
+            &state_with(board, options),
             Seat::White,
             Dice::new(d1, d2).unwrap(),
             &mut plays,
@@ -60,9 +69,19 @@ fn after(
     d2: u8,
     notation: &str,
 ) -> (Board, Option<(Option<u32>, u32, String)>) {
+    after_with(board, &Options::new(), d1, d2, notation)
+}
+
+fn after_with(
+    board: &Board,
+    options: &Options,
+    d1: u8,
+    d2: u8,
+    notation: &str,
+) -> (Board, Option<(Option<u32>, u32, String)>) {
     let t = plakoto()
         .apply_play(
-            &state(board),
+            &state_with(board, options),
             Seat::White,
             Dice::new(d1, d2).unwrap(),
             &notation.parse().unwrap(),
@@ -168,14 +187,33 @@ fn t19_combined_moves_need_an_open_point_on_the_way() {
 fn t20_pinning_the_mother_with_no_checker_left_on_ones_start_wins_two() {
     let board = position(&[(13, 14), (7, 1)], &[(1, 1), (20, 14)], &[], &[]);
     assert_plays(&board, 6, 2, &["7/1", "13/11 7/1", "13/11 13/7", "13/7/5"]);
-    let (_, outcome) = after(&board, 6, 2, "7/1");
-    assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())));
+    for wins in ["7/1", "13/11 7/1"] {
+        let (_, outcome) = after(&board, 6, 2, wins);
+        assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())), "{wins}");
+    }
 }
 
 #[test]
 fn t21_pinning_the_mother_while_keeping_checkers_on_ones_start_plays_on() {
     let board = position(&[(24, 2), (13, 12), (7, 1)], &[(1, 1), (20, 14)], &[], &[]);
-    assert_eq!(plays(&board, 6, 2).len(), 9);
+    // The spec gives the count (9); the set, worked out from §3.2: O's
+    // 14 checkers block white's 20-point, and 7/1 pins the mother.
+    assert_plays(
+        &board,
+        6,
+        2,
+        &[
+            "24/18 24/22",
+            "24/18/16",
+            "24/18 13/11",
+            "24/18 7/5",
+            "24/22 13/7",
+            "24/22 7/1",
+            "13/7 13/11",
+            "13/7/5",
+            "13/11 7/1",
+        ],
+    );
     let (pinned, outcome) = after(&board, 6, 2, "7/1 24/22");
     assert!(
         pinned.is_pinned(Seat::Black, 24),
@@ -235,12 +273,11 @@ fn t23_no_bearing_off_while_one_of_ones_checkers_is_pinned() {
 #[test]
 fn t24_moving_the_pinner_away_frees_the_pinned_checker() {
     let board = position(&[(24, 14), (7, 1)], &[(7, 1), (1, 14)], &[], &[7]);
-    let found = plays(&board, 3, 1);
-    assert_eq!(
-        found.len(),
-        5,
-        "{:?}",
-        found.iter().map(|p| &p.0).collect::<Vec<_>>()
+    assert_plays(
+        &board,
+        3,
+        1,
+        &["24/21 24/23", "24/21/20", "7/6 24/21", "7/4 24/23", "7/4/3"],
     );
     for play in ["7/6 24/21", "7/4 24/23", "7/3"] {
         let (result, _) = after(&board, 3, 1, play);
@@ -297,5 +334,42 @@ fn plakoto_options_are_checked_and_set_the_opening_and_cube() {
         plugin
             .new_game(&Options::from([("cube".to_string(), "64".to_string())]))
             .is_err()
+    );
+}
+
+#[test]
+fn with_mother_exception_off_a_pinned_mother_loses_at_once() {
+    // T21's position: white still has checkers on its start.
+    let board = position(&[(24, 2), (13, 12), (7, 1)], &[(1, 1), (20, 14)], &[], &[]);
+    let off = option("mother_exception", "off");
+    let (_, outcome) = after_with(&board, &off, 6, 2, "7/1 24/22");
+    assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())));
+    let (_, outcome) = after(&board, 6, 2, "7/1 24/22");
+    assert_eq!(outcome, None, "by default play goes on (T21)");
+}
+
+#[test]
+fn with_mother_check_at_end_of_turn_a_pin_moved_away_does_not_count() {
+    // 7/1 pins black's mother; with the 1, the pinner can bear off.
+    let board = position(&[(6, 14), (7, 1)], &[(1, 1), (20, 14)], &[], &[]);
+    let end_of_turn = option("mother_check", "end_of_turn");
+    let (passed_through, outcome) = after_with(&board, &end_of_turn, 6, 1, "7/1/off");
+    assert_eq!(outcome, None, "the mother is free again when the turn ends");
+    assert!(!passed_through.is_pinned(Seat::Black, 24));
+    assert!(
+        plays_with(&board, &end_of_turn, 6, 1)
+            .iter()
+            .any(|(_, b)| *b == passed_through)
+    );
+    // Judged after every move (the default), the pin wins at once and the
+    // play stops there, with the 1 unused; judged at the end of the turn,
+    // the 1 must be played too.
+    let (pinned, outcome) = after(&board, 6, 1, "7/1");
+    assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())));
+    assert!(plays(&board, 6, 1).iter().any(|(_, b)| *b == pinned));
+    assert!(
+        plays_with(&board, &end_of_turn, 6, 1)
+            .iter()
+            .all(|(_, b)| *b != pinned)
     );
 }
