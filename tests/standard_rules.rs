@@ -161,6 +161,21 @@ fn t9_a_larger_die_bears_off_only_from_the_highest_point() {
     assert!(!legal_results(&board, 4, 3).contains(&illegal));
 }
 
+/// §1.3 (b), as gnubg's `SaveMoves`: the most dice are played even where
+/// fewer would bear off the last checker. The game ends either way; the
+/// plays differ in where the blot ends up.
+#[test]
+fn bearing_off_the_last_checker_still_plays_both_dice_when_it_can() {
+    // X's last checker on the 3-point, an O blot on X's 2-point: hit first.
+    let board = spec_position(&[(3, 1)], &[(2, 1), (24, 14)]);
+    assert_plays(&board, 3, 1, &["3/2*/off"]);
+    let board = spec_position(&[(5, 1)], &[(3, 1), (24, 14)]);
+    assert_plays(&board, 5, 2, &["5/3*/off"]);
+    // Nothing to hit: one die bears the checker off, the other is void.
+    let board = spec_position(&[(3, 1)], &[(24, 15)]);
+    assert_plays(&board, 3, 1, &["3/off"]);
+}
+
 #[test]
 fn t25_win_types_are_judged_on_the_losers_position() {
     let plugin = standard();

@@ -40,6 +40,16 @@ pub trait Steps {
     /// Whether the game is over at `node` (the rest of the dice are void).
     fn is_finished(&self, node: &Self::Node) -> bool;
 
+    /// Whether a play that ends the game is legal even when another play
+    /// uses more dice. Standard rules: no. As in gnubg (`SaveMoves` keeps
+    /// only the plays with the most dice), a last checker on the 3-point
+    /// with 3-1 and a blot on the 2-point must hit first (3/2*/off), not
+    /// bear off with the 3 alone. Plakoto says yes (spec §3.4, T20:
+    /// pinning the mother with one die wins at once).
+    fn ending_play_is_complete(&self) -> bool {
+        false
+    }
+
     fn key(&self, node: &Self::Node) -> Self::Key;
 
     /// Writes the board of a final position into `out`, given its key and
@@ -186,8 +196,8 @@ pub fn legal_plays_in<S: Steps>(
         }
         search.run(&start, &[dice.d2, dice.d1], 0, false, ALL_POINTS);
     }
-    // A play that ends the game is complete whatever dice remain (spec
-    // §1.3, §3.4): it joins the plays kept, unless one reached the same
+    // Where a play that ends the game is complete whatever dice remain
+    // (spec §3.4), it joins the plays kept, unless one reached the same
     // position.
     for (key, play) in std::mem::take(&mut buffers.finished) {
         buffers.insert(key, play);
@@ -264,7 +274,7 @@ impl<S: Steps> Search<'_, S> {
     #[inline(always)]
     fn leaf(&mut self, node: &S::Node, pips: u32) {
         let rank = (self.play.len(), pips);
-        if self.steps.is_finished(node) {
+        if self.steps.ending_play_is_complete() && self.steps.is_finished(node) {
             // Complete whatever dice remain: kept in any case, and it
             // outranks shorter plays like any other.
             self.buffers

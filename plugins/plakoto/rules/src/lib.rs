@@ -266,6 +266,11 @@ impl Steps for PlakotoSteps {
         node.over
     }
 
+    // A move that ends the game completes the play (spec §3.4, T20).
+    fn ending_play_is_complete(&self) -> bool {
+        true
+    }
+
     fn key(&self, node: &PNode) -> Board {
         node.board
     }
