@@ -224,8 +224,8 @@ pub fn render(game: &pb::Game) -> String {
     out
 }
 
-/// An event in a few words: who, what, and the dice when it has some
-/// (a roll that passed at once shows them only here).
+/// An event in a few words: who, what, and the dice or the play when it
+/// has some (a roll that passed at once shows its dice only here).
 fn describe_event(event: &pb::GameEvent) -> String {
     let detail: serde_json::Value = serde_json::from_str(&event.detail_json).unwrap_or_default();
     let mut words = match seat_name(event.seat) {
@@ -234,6 +234,9 @@ fn describe_event(event: &pb::GameEvent) -> String {
     };
     if let (Some(d1), Some(d2)) = (detail["dice"]["d1"].as_u64(), detail["dice"]["d2"].as_u64()) {
         words.push_str(&format!(" {d1}-{d2}"));
+    }
+    if let Some(play) = detail["play"].as_str() {
+        words.push_str(&format!(" {play}"));
     }
     words
 }

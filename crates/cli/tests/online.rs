@@ -1,0 +1,156 @@
+//! `bgctl` against a running server, as two players in two terminals use
+//! it: one tokens file, each command a process of its own. The server is
+//! the real service (SQLite file, the standard plugin from its file, gRPC
+//! over a socket), run in this test's process.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use bg_tests::plugin_dir;
+
+struct Server {
+    addr: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    _plugins: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Server {
+        let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+        let data = tempfile::tempdir().unwrap();
+        // A free port: bound, read, released for the server to take.
+        let listen: SocketAddr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let config = bg_server::Config {
+            listen,
+            plugin_dirs: vec![plugins.path().to_path_buf()],
+            data_dir: data.path().to_path_buf(),
+            durability: bg_store::Durability::Full,
+            plugin_scan_interval: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(5),
+            idle_eviction: Duration::from_secs(300),
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime
+                .block_on(bg_server::run(config, async {
+                    let _ = stopped.await;
+                }))
+                .unwrap();
+        });
+        let server = Server {
+            addr: format!("http://{listen}"),
+            stop: Some(stop),
+            thread: Some(thread),
+            _plugins: plugins,
+            _data: data,
+        };
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(listen).is_ok() {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("the server did not listen on {listen}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Runs `bgctl ARGS` against the server with this tokens file.
+fn bgctl(server: &Server, tokens: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bgctl"))
+        .arg("--addr")
+        .arg(&server.addr)
+        .arg("--tokens")
+        .arg(tokens)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Its standard output, after checking that it succeeded.
+fn ok(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The value after `label` on the line that has it, up to the next gap.
+fn field<'a>(shown: &'a str, label: &str) -> &'a str {
+    let at = shown
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in\n{shown}"));
+    let rest = shown[at + label.len()..].lines().next().unwrap_or_default();
+    rest.split("   ").next().unwrap().trim()
+}
+
+#[test]
+fn two_players_share_a_tokens_file_and_each_acts_only_for_its_seat() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+
+    let created = ok(bgctl(
+        &server,
+        &tokens,
+        &["new", "--variant", "standard", "--match", "3"],
+    ));
+    let game = field(&created, "game id:").to_string();
+    assert!(tokens.exists(), "the seat tokens are kept");
+
+    // The opening roll is thrown: the starter must move.
+    let shown = ok(bgctl(&server, &tokens, &["show", &game]));
+    assert_eq!(field(&shown, "phase:"), "move", "{shown}");
+    let mover = field(&shown, "to act:").to_string();
+    let waiting = if mover == "white" { "black" } else { "white" };
+    let plays = field(&shown, "legal plays (");
+    let (_, plays) = plays.split_once("): ").expect("a list of plays");
+    let play: Vec<&str> = plays.split(", ").next().unwrap().split(' ').collect();
+
+    // The other seat cannot play the turn; nothing changes.
+    let mut refused = vec!["move", &game, "--as", waiting];
+    refused.extend(&play);
+    let output = bgctl(&server, &tokens, &refused);
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("NOT_YOUR_TURN"), "{error}");
+    assert_eq!(ok(bgctl(&server, &tokens, &["show", &game])), shown);
+
+    // The mover plays, then the other seat rolls.
+    let mut moved = vec!["move", &game, "--as", &mover];
+    moved.extend(&play);
+    let after_move = ok(bgctl(&server, &tokens, &moved));
+    assert_eq!(field(&after_move, "to act:"), waiting, "{after_move}");
+    assert_eq!(
+        field(&after_move, "last action:"),
+        format!("{mover} moved {}", play.join(" ")),
+        "{after_move}"
+    );
+    assert!(after_move.contains("version 2"), "{after_move}");
+    let rolled = ok(bgctl(&server, &tokens, &["roll", &game, "--as", waiting]));
+    assert!(rolled.contains("version 3"), "{rolled}");
+    assert!(
+        rolled.contains(&format!("last action: {waiting} rolled ")),
+        "{rolled}"
+    );
+}
