@@ -524,6 +524,14 @@ impl<S: GameStore> Games<S> {
         if guard.is_none() {
             *guard = Some(self.load(game_id).await?);
         }
+        // A version ahead of the game in memory: another server sharing
+        // the database moved it on. Read it again before judging.
+        if guard
+            .as_ref()
+            .is_some_and(|live| action.expected_version > live.record.version)
+        {
+            *guard = Some(self.load(game_id).await?);
+        }
         let live = guard.as_mut().expect("loaded");
         let seat = live.seat(action.token.as_deref())?;
         let scope = format!("{game_id}/{seat}");

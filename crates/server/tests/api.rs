@@ -687,3 +687,35 @@ async fn a_roll_that_must_pass_shows_its_dice_in_the_last_events() {
     let mut client = connect(&fixture.server.addr).await;
     assert_eq!(get_game(&mut client, &g).await, rolled);
 }
+
+/// Two servers on one database, as replicas share one: an action that
+/// expects a version the game reached through the other server is judged
+/// on that version, not refused against a stale copy in memory.
+#[tokio::test]
+async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
+    let a = start();
+    let b = bg_tests::server::ServerProcess::start_with(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        a.plugins.path(),
+        a.data.path(),
+        &[],
+    );
+    let mut on_a = connect(&a.server.addr).await;
+    let mut on_b = connect(&b.addr).await;
+    let mut g = new_game(&mut on_a, pb::MatchSettings::default()).await;
+    assert_eq!(get_game(&mut on_b, &g).await, g.game, "b holds version 1");
+
+    let play = g.game.legal_plays[0].notation.clone();
+    g.game = on_a
+        .r#move(with_token(move_request(&g, &play, "m1"), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(g.game.version, 2);
+    let rolled = on_b.roll(roll(&g, "r1")).await.unwrap().into_inner();
+    assert_eq!(rolled.version, 3);
+    assert_eq!(
+        rolled.board, g.game.board,
+        "rolled from the position a left"
+    );
+}

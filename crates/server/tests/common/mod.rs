@@ -16,7 +16,7 @@ pub type Client = GameServiceClient<Channel>;
 pub struct Fixture {
     pub server: ServerProcess,
     pub plugins: tempfile::TempDir,
-    _data: tempfile::TempDir,
+    pub data: tempfile::TempDir,
 }
 
 /// A server with the standard plugin.
@@ -37,7 +37,7 @@ pub fn start_with_plugins(plugins: &[(&str, &str)], args: &[&str]) -> Fixture {
     Fixture {
         server,
         plugins,
-        _data: data,
+        data,
     }
 }
 
