@@ -506,3 +506,28 @@ async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
     let result = g.game.results.last().unwrap();
     assert_eq!((result.winner, result.points), (other(loser), 2));
 }
+
+/// §4.3: later games start with the loser, except in Plakoto (the
+/// winner); the settings show the rule in force, the match's own first.
+#[tokio::test]
+async fn who_starts_later_games_is_shown_in_the_settings() {
+    let fixture = start_with_plugins(
+        &[
+            ("bg_plakoto", "libbg_plakoto.so"),
+            ("bg_standard", "libbg_standard.so"),
+        ],
+        &[],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    let first_move = |g: &Game| g.game.settings.as_ref().unwrap().first_move;
+    let standard = new_game(&mut client, pb::MatchSettings::default()).await;
+    assert_eq!(first_move(&standard), pb::FirstMove::Loser as i32);
+    let plakoto = variant_match(&mut client, "plakoto", pb::MatchSettings::default()).await;
+    assert_eq!(first_move(&plakoto), pb::FirstMove::Winner as i32);
+    let alternate = pb::MatchSettings {
+        first_move: pb::FirstMove::Alternate as i32,
+        ..Default::default()
+    };
+    let chosen = variant_match(&mut client, "plakoto", alternate).await;
+    assert_eq!(first_move(&chosen), pb::FirstMove::Alternate as i32);
+}

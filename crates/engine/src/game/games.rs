@@ -30,13 +30,16 @@ impl Match {
         self.dice = None;
 
         let previous = self.results.last().and_then(|r| r.winner);
+        // Who starts later games: the match's setting, else the variant's,
+        // else the loser; settled once, so the settings show it.
+        let later = *self
+            .settings
+            .first_move
+            .get_or_insert(setup.first_move.unwrap_or(FirstMove::Loser));
         let rule = if self.game_number == 1 {
             FirstMove::OpeningRoll
         } else {
-            self.settings
-                .first_move
-                .or(setup.first_move)
-                .unwrap_or(FirstMove::Loser)
+            later
         };
         let designated = match (rule, previous) {
             (FirstMove::Loser, Some(winner)) => Some(winner.other()),

@@ -94,7 +94,8 @@ pub struct MatchSettings {
     pub resignation: ResignMode,
     /// The player who moved second gets a last roll to draw (spec §4.2).
     pub draw_on_last_roll: bool,
-    /// Who starts later games; None: the variant's default, else the loser.
+    /// Who starts later games; None: the variant's default, else the loser
+    /// (filled in when the match starts).
     pub first_move: Option<FirstMove>,
 }
 
