@@ -690,7 +690,8 @@ impl<S: GameStore> Games<S> {
             loop {
                 tokio::select! {
                     _ = shutdown.changed() => {
-                        let _ = tx.send(Err(tonic::Status::unavailable("the server is shutting down; resume from the last version seen"))).await;
+                        let stopping = ApiError::new(Code::Unavailable, "SHUTTING_DOWN", "the server is shutting down; resume from the last version seen");
+                        let _ = tx.send(Err(stopping.into())).await;
                         return;
                     }
                     update = updates.recv() => match update {
@@ -701,7 +702,8 @@ impl<S: GameStore> Games<S> {
                         }
                         Ok(_) => {}
                         Err(broadcast::error::RecvError::Lagged(_)) => {
-                            let _ = tx.send(Err(tonic::Status::resource_exhausted("this watcher fell behind; resume from the last version seen"))).await;
+                            let behind = ApiError::new(Code::ResourceExhausted, "WATCHER_BEHIND", "this watcher fell behind; resume from the last version seen");
+                            let _ = tx.send(Err(behind.into())).await;
                             return;
                         }
                         Err(broadcast::error::RecvError::Closed) => return,

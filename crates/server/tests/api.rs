@@ -501,7 +501,8 @@ async fn sigterm_stops_the_server_cleanly() {
     );
     let end = watch.message().await;
     assert!(
-        matches!(&end, Err(s) if s.code() == Code::Unavailable) || matches!(end, Ok(None)),
+        matches!(&end, Err(s) if s.code() == Code::Unavailable && reason(s) == "SHUTTING_DOWN")
+            || matches!(end, Ok(None)),
         "{end:?}"
     );
 }
