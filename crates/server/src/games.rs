@@ -63,7 +63,9 @@ pub struct Action {
     pub request_id: String,
     /// A digest of the whole request: a retry must match it.
     pub fingerprint: Vec<u8>,
-    pub command: Command,
+    /// The command, or why the request does not make one (told only to
+    /// the seat's own token holder).
+    pub command: Result<Command, ApiError>,
 }
 
 pub struct Games<S> {
@@ -106,6 +108,17 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 
 /// The shortest NewGame request id accepted (a UUID has 36 characters).
 pub const MIN_NEW_GAME_REQUEST_ID: usize = 16;
+
+/// Every action names the version it acted on: 0 is no version.
+fn require_version(expected_version: u64) -> Result<(), ApiError> {
+    if expected_version == 0 {
+        return Err(ApiError::invalid(
+            "expected_version",
+            "give the version of the game you acted on (Game.version)",
+        ));
+    }
+    Ok(())
+}
 
 fn check_game_id(game_id: &str) -> Result<(), ApiError> {
     uuid::Uuid::parse_str(game_id)
@@ -534,6 +547,8 @@ impl<S: GameStore> Games<S> {
         }
         let live = guard.as_mut().expect("loaded");
         let seat = live.seat(action.token.as_deref())?;
+        let command = action.command?;
+        require_version(action.expected_version)?;
         let scope = format!("{game_id}/{seat}");
         // A request applied before moved the game past the version it
         // expected, so one that expects the current version is not a retry:
@@ -551,12 +566,7 @@ impl<S: GameStore> Games<S> {
             ));
         }
         let mut game = live.game.clone();
-        let applied = game.apply(
-            seat,
-            &action.command,
-            &live.rules,
-            &mut ServerDice(rand::rng()),
-        );
+        let applied = game.apply(seat, &command, &live.rules, &mut ServerDice(rand::rng()));
         let events = match applied {
             Ok(events) if !events.is_empty() => events,
             // Refused, or nothing changed (a second Roll in one turn): no

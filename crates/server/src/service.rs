@@ -37,28 +37,21 @@ fn bearer<T>(request: &Request<T>) -> Option<String> {
     Some(token.trim().to_string())
 }
 
-fn require_version(expected_version: u64) -> Result<u64, ApiError> {
-    if expected_version == 0 {
-        return Err(ApiError::invalid(
-            "expected_version",
-            "give the version of the game you acted on (Game.version)",
-        ));
-    }
-    Ok(expected_version)
-}
-
 impl<S: GameStore> Service<S> {
+    /// Runs an action. The request is judged (its command, its version)
+    /// only once its token has shown whose it is: a caller without the
+    /// seat's token learns nothing about the game or the request.
     async fn act<M: ActionRequest>(
         &self,
         method: &str,
         request: &Request<M>,
-        command: Command,
+        command: Result<Command, ApiError>,
     ) -> Result<Response<pb::Game>, Status> {
         let (game_id, expected_version, request_id) = request.get_ref().target();
         let action = Action {
             game_id: game_id.to_string(),
             token: bearer(request),
-            expected_version: require_version(expected_version)?,
+            expected_version,
             request_id: request_id.to_string(),
             fingerprint: fingerprint(method, request.get_ref()),
             command,
@@ -168,7 +161,7 @@ impl<S: GameStore> GameService for Service<S> {
     }
 
     async fn roll(&self, request: Request<pb::RollRequest>) -> Result<Response<pb::Game>, Status> {
-        self.act("Roll", &request, Command::Roll).await
+        self.act("Roll", &request, Ok(Command::Roll)).await
     }
 
     async fn r#move(
@@ -176,8 +169,8 @@ impl<S: GameStore> GameService for Service<S> {
         request: Request<pb::MoveRequest>,
     ) -> Result<Response<pb::Game>, Status> {
         let r = request.get_ref();
-        let play = convert::play_in(&r.moves, &r.notation)?;
-        self.act("Move", &request, Command::Move { play }).await
+        let command = convert::play_in(&r.moves, &r.notation).map(|play| Command::Move { play });
+        self.act("Move", &request, command).await
     }
 
     async fn double(
@@ -186,13 +179,14 @@ impl<S: GameStore> GameService for Service<S> {
     ) -> Result<Response<pb::Game>, Status> {
         let r = request.get_ref();
         let command = match pb::DoubleAction::try_from(r.action) {
-            Ok(pb::DoubleAction::Offer) => Command::Double,
-            Ok(pb::DoubleAction::Take) => Command::Take,
-            Ok(pb::DoubleAction::Drop) => Command::Drop,
-            Ok(pb::DoubleAction::Beaver) => Command::Beaver,
-            _ => {
-                return Err(ApiError::invalid("action", "give OFFER, TAKE, DROP or BEAVER").into());
-            }
+            Ok(pb::DoubleAction::Offer) => Ok(Command::Double),
+            Ok(pb::DoubleAction::Take) => Ok(Command::Take),
+            Ok(pb::DoubleAction::Drop) => Ok(Command::Drop),
+            Ok(pb::DoubleAction::Beaver) => Ok(Command::Beaver),
+            _ => Err(ApiError::invalid(
+                "action",
+                "give OFFER, TAKE, DROP or BEAVER",
+            )),
         };
         self.act("Double", &request, command).await
     }
@@ -203,12 +197,15 @@ impl<S: GameStore> GameService for Service<S> {
     ) -> Result<Response<pb::Game>, Status> {
         let r = request.get_ref();
         let command = match pb::ResignAction::try_from(r.action) {
-            Ok(pb::ResignAction::Resign) => Command::Resign {
+            Ok(pb::ResignAction::Resign) => Ok(Command::Resign {
                 level: (r.level != 0).then_some(r.level),
-            },
-            Ok(pb::ResignAction::Accept) => Command::AcceptResignation,
-            Ok(pb::ResignAction::Decline) => Command::DeclineResignation,
-            _ => return Err(ApiError::invalid("action", "give RESIGN, ACCEPT or DECLINE").into()),
+            }),
+            Ok(pb::ResignAction::Accept) => Ok(Command::AcceptResignation),
+            Ok(pb::ResignAction::Decline) => Ok(Command::DeclineResignation),
+            _ => Err(ApiError::invalid(
+                "action",
+                "give RESIGN, ACCEPT or DECLINE",
+            )),
         };
         self.act("Resign", &request, command).await
     }
@@ -218,9 +215,9 @@ impl<S: GameStore> GameService for Service<S> {
         request: Request<pb::DecideRequest>,
     ) -> Result<Response<pb::Game>, Status> {
         let r = request.get_ref();
-        let command = Command::Decide {
+        let command = Ok(Command::Decide {
             choice: r.choice.clone(),
-        };
+        });
         self.act("Decide", &request, command).await
     }
 

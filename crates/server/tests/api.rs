@@ -228,12 +228,25 @@ async fn no_seat_can_act_without_its_token() {
             (Code::PermissionDenied, "TOKEN_INVALID")
         );
     }
+    // Without the seat's token a request is not even judged: a malformed
+    // one gets the same answer as a good one.
+    let malformed = pb::MoveRequest {
+        expected_version: 0,
+        notation: "13/x".into(),
+        ..request.clone()
+    };
+    let status = client
+        .r#move(Request::new(malformed.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    let status = client
+        .r#move(with_token(malformed, other_game.to_act_token()))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
     // The other seat's own token: a real seat, but not on turn.
-    let waiting = g.token_of(if g.game.to_act == pb::Seat::White as i32 {
-        pb::Seat::Black as i32
-    } else {
-        pb::Seat::White as i32
-    });
+    let waiting = g.token_of(other(g.game.to_act));
     let status = client
         .r#move(with_token(request.clone(), waiting))
         .await
