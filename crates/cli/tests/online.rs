@@ -35,6 +35,7 @@ impl Server {
             plugin_scan_interval: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(5),
             idle_eviction: Duration::from_secs(300),
+            request_retention: None,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {

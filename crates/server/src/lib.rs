@@ -44,6 +44,8 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Games unused this long leave memory (they stay stored).
     pub idle_eviction: Duration,
+    /// How long request ids are remembered for retries (None: for ever).
+    pub request_retention: Option<Duration>,
 }
 
 /// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
@@ -80,6 +82,13 @@ pub async fn run(
     ));
 
     let secret = load_secret(&config.data_dir.join("server.key"))?;
+    if let Some(retention) = config.request_retention {
+        tokio::spawn(forget_old_requests(
+            store.clone(),
+            retention,
+            stop_rx.clone(),
+        ));
+    }
     let games = Arc::new(games::Games::new(store, secret, plugins, stop_rx.clone()));
     tokio::spawn(evict_idle_games(
         games.clone(),
@@ -207,6 +216,33 @@ async fn evict_idle_games<S: bg_store::GameStore>(
         let evicted = games.evict_idle(idle);
         if evicted > 0 {
             tracing::debug!(evicted, live = games.live_games(), "idle games left memory");
+        }
+    }
+}
+
+/// Forgets request ids older than `retention` now and then: the request
+/// log stays bounded, and a retry that late is judged afresh (its stale
+/// version still keeps it from being applied twice).
+async fn forget_old_requests<S: bg_store::GameStore>(
+    store: S,
+    retention: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    let every = (retention / 4).clamp(Duration::from_millis(250), Duration::from_secs(3600));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+        let Some(before) = std::time::SystemTime::now().checked_sub(retention) else {
+            continue;
+        };
+        match store.forget_requests(before).await {
+            Ok(0) => {}
+            Ok(forgotten) => tracing::debug!(forgotten, "old request ids forgotten"),
+            Err(e) => {
+                tracing::warn!(error = %e, "forgetting old request ids failed; retried later")
+            }
         }
     }
 }

@@ -50,6 +50,13 @@ struct Cli {
     /// Seconds after which an unused game leaves memory (it stays stored).
     #[arg(long, env = "BACKGAMMON_IDLE_SECONDS", default_value_t = 300.0)]
     idle_seconds: f64,
+    /// Seconds a request id is remembered for retries (0: for ever).
+    #[arg(
+        long,
+        env = "BACKGAMMON_REQUEST_RETENTION_SECONDS",
+        default_value_t = 86_400.0
+    )]
+    request_retention_seconds: f64,
     /// Log format.
     #[arg(long, env = "BACKGAMMON_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -115,6 +122,10 @@ fn main() -> Result<()> {
                 plugin_scan_interval: Duration::from_secs_f64(cli.plugin_scan_seconds.max(0.1)),
                 shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace_seconds.max(0.0)),
                 idle_eviction: Duration::from_secs_f64(cli.idle_seconds.max(0.1)),
+                // 0, or more than a Duration holds: for ever.
+                request_retention: Duration::try_from_secs_f64(cli.request_retention_seconds)
+                    .ok()
+                    .filter(|d| !d.is_zero()),
             };
             runtime.block_on(run(config, termination()))
         }

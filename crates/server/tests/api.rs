@@ -733,3 +733,42 @@ async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
         "rolled from the position a left"
     );
 }
+
+/// Request ids are remembered for `--request-retention-seconds`: a retry
+/// within it gets the first answer; one after it is judged afresh, and
+/// its stale version still keeps it from being applied twice.
+#[tokio::test]
+async fn a_retry_after_the_retention_is_judged_afresh_and_applies_nothing() {
+    let fixture = start_with_plugins(
+        &[("bg_standard", "libbg_standard.so")],
+        &["--request-retention-seconds", "1"],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let play = g.game.legal_plays[0].notation.clone();
+    let request = move_request(&g, &play, "m1");
+    let first = client
+        .r#move(with_token(request.clone(), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    let again = client
+        .r#move(with_token(request.clone(), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again, first, "within the retention: the first answer");
+
+    // Ids are stamped in whole seconds, so one is forgotten 1 to 2 s after
+    // its retention; the sweep runs every 250 ms. Wait well past both.
+    tokio::time::sleep(std::time::Duration::from_millis(4500)).await;
+    let late = client
+        .r#move(with_token(request, g.to_act_token()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (late.code(), reason(&late).as_str()),
+        (Code::Aborted, "VERSION_MISMATCH")
+    );
+    assert_eq!(get_game(&mut client, &g).await, first, "applied once");
+}

@@ -18,6 +18,7 @@
 mod sqlite;
 
 use std::future::Future;
+use std::time::SystemTime;
 
 pub use sqlite::{Durability, SqliteStore};
 
@@ -130,4 +131,12 @@ pub trait GameStore: Send + Sync + 'static {
         scope: &str,
         request_id: &str,
     ) -> impl Future<Output = Result<Option<RequestRecord>, StoreError>> + Send;
+
+    /// Forgets the request ids recorded before `before`; returns how many.
+    /// A retry that comes later is judged afresh (and its stale version
+    /// keeps it from being applied twice).
+    fn forget_requests(
+        &self,
+        before: SystemTime,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
@@ -44,6 +44,9 @@ const CHECKPOINT_PAUSE: Duration = Duration::from_millis(100);
 pub struct SqliteStore {
     writes: mpsc::Sender<Write>,
     readers: SqlitePool,
+    /// For maintenance writes (forgetting old request ids), on connections
+    /// of their own.
+    options: SqliteConnectOptions,
 }
 
 /// One write and where its result goes.
@@ -106,13 +109,17 @@ impl SqliteStore {
         let checkpointer = SqliteConnection::connect_with(&options).await?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
-            .connect_with(options.read_only(true))
+            .connect_with(options.clone().read_only(true))
             .await?;
         let (writes, queue) = mpsc::channel(1024);
         let (committed, commits) = mpsc::channel(1);
         tokio::spawn(write_loop(writer, queue, committed));
         tokio::spawn(checkpoint_loop(checkpointer, commits));
-        Ok(SqliteStore { writes, readers })
+        Ok(SqliteStore {
+            writes,
+            readers,
+            options,
+        })
     }
 
     async fn write(&self, kind: WriteKind) -> Result<(), StoreError> {
@@ -419,15 +426,25 @@ fn push_insert_requests(query: &mut QueryBuilder<Sqlite>, requests: &[&RequestRe
     if requests.is_empty() {
         return;
     }
-    query.push("INSERT INTO requests (scope, request_id, fingerprint, response) ");
+    let now = unix_seconds(SystemTime::now());
+    query.push("INSERT INTO requests (scope, request_id, fingerprint, response, created_at) ");
     query.push_values(requests, |mut row, r| {
         row.push_bind(&r.scope)
             .push_bind(&r.request_id)
             .push_bind(&r.fingerprint)
-            .push_bind(&r.response);
+            .push_bind(&r.response)
+            .push_bind(now);
     });
     query.push("; ");
 }
+
+fn unix_seconds(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs().min(i64::MAX as u64) as i64)
+}
+
+/// Request ids forgotten per transaction, so the writer never waits long.
+const FORGET_BATCH: i64 = 1000;
 
 /// A primary-key violation means the row is already there.
 fn duplicate(e: sqlx::Error) -> StoreError {
@@ -528,6 +545,29 @@ impl GameStore for SqliteStore {
             fingerprint: row.get(0),
             response: row.get(1),
         }))
+    }
+
+    async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
+        // A connection of its own, in small transactions: the writer waits
+        // (busy timeout) for one batch at most.
+        let mut connection = SqliteConnection::connect_with(&self.options).await?;
+        let before = unix_seconds(before);
+        let mut forgotten = 0;
+        loop {
+            let deleted = sqlx::query(
+                "DELETE FROM requests WHERE rowid IN \
+                 (SELECT rowid FROM requests WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+            )
+            .bind(before)
+            .bind(FORGET_BATCH)
+            .execute(&mut connection)
+            .await?
+            .rows_affected();
+            forgotten += deleted;
+            if deleted < FORGET_BATCH as u64 {
+                return Ok(forgotten);
+            }
+        }
     }
 }
 
@@ -665,6 +705,40 @@ mod tests {
             .unwrap_err();
         assert!(matches!(again, StoreError::Duplicate));
         assert_eq!(store.load("g1").await.unwrap().unwrap().version, 2);
+    }
+
+    /// Request ids older than the given time are forgotten, in batches;
+    /// newer ones and the games and events stay.
+    #[tokio::test]
+    async fn old_request_ids_are_forgotten_and_recent_ones_kept() {
+        let (_dir, store) = store_with(Durability::Normal, "g", 1).await;
+        let ids = (0..FORGET_BATCH + 5).map(|i| format!("r{i}"));
+        for (n, id) in ids.enumerate() {
+            let version = n as u64 + 1;
+            store
+                .commit(
+                    &game("g0", version + 1, "b"),
+                    version,
+                    &[event(version + 1, 0)],
+                    Some(&request("g0", &id)),
+                )
+                .await
+                .unwrap();
+        }
+        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        assert_eq!(store.forget_requests(an_hour_ago).await.unwrap(), 0);
+        assert!(store.request("g0", "r0").await.unwrap().is_some());
+
+        let soon = SystemTime::now() + Duration::from_secs(2);
+        let forgotten = store.forget_requests(soon).await.unwrap();
+        assert_eq!(forgotten, FORGET_BATCH as u64 + 5);
+        assert!(store.request("g0", "r0").await.unwrap().is_none());
+        let stored = store.load("g0").await.unwrap().unwrap();
+        assert_eq!(stored.version, FORGET_BATCH as u64 + 6);
+        assert_eq!(
+            store.events_after("g0", 0).await.unwrap().len(),
+            FORGET_BATCH as usize + 6
+        );
     }
 
     /// Many writers at once are grouped; a conflicting one fails alone and
