@@ -208,6 +208,33 @@ fn event_records(version: u64, events: &[Event]) -> Vec<EventRecord> {
         .collect()
 }
 
+/// Stored events as watch updates, one per version up to `current`; the
+/// last carries the game as it stands.
+fn updates_from(past: &[EventRecord], current: u64, game: pb::Game) -> Vec<pb::GameUpdate> {
+    let mut updates: Vec<pb::GameUpdate> = Vec::new();
+    for record in past.iter().filter(|e| e.version <= current) {
+        match updates.last_mut() {
+            Some(update) if update.version == record.version => update
+                .events
+                .extend(api_events(std::slice::from_ref(record))),
+            _ => updates.push(pb::GameUpdate {
+                version: record.version,
+                events: api_events(std::slice::from_ref(record)),
+                game: None,
+            }),
+        }
+    }
+    match updates.last_mut() {
+        Some(last) if last.version == current => last.game = Some(game),
+        _ => updates.push(pb::GameUpdate {
+            version: current,
+            events: Vec::new(),
+            game: Some(game),
+        }),
+    }
+    updates
+}
+
 fn api_events(records: &[EventRecord]) -> Vec<pb::GameEvent> {
     records
         .iter()
@@ -534,21 +561,26 @@ impl<S: GameStore> Games<S> {
         check_game_id(game_id)?;
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
-        if guard.is_none() {
+        let fresh = guard.is_none();
+        if fresh {
             *guard = Some(self.load(game_id).await?);
         }
-        // A version ahead of the game in memory: another server sharing
-        // the database moved it on. Read it again before judging.
-        if guard
+        // Tokens never change: the copy in memory can tell the seat.
+        let seat = guard
             .as_ref()
-            .is_some_and(|live| action.expected_version > live.record.version)
-        {
-            *guard = Some(self.load(game_id).await?);
-        }
-        let live = guard.as_mut().expect("loaded");
-        let seat = live.seat(action.token.as_deref())?;
+            .expect("loaded")
+            .seat(action.token.as_deref())?;
         let command = action.command?;
         require_version(action.expected_version)?;
+        // A version ahead of the game in memory: another server sharing
+        // the database moved it on. Read it again before judging.
+        let cached = guard.as_ref().expect("loaded").record.version;
+        if !fresh && action.expected_version > cached {
+            let reloaded = self.load(game_id).await?;
+            self.catch_up_watchers(&slot, cached, &reloaded).await?;
+            *guard = Some(reloaded);
+        }
+        let live = guard.as_mut().expect("loaded");
         let scope = format!("{game_id}/{seat}");
         // A request applied before moved the game past the version it
         // expected, so one that expects the current version is not a retry:
@@ -626,6 +658,30 @@ impl<S: GameStore> Games<S> {
         Ok(snapshot)
     }
 
+    /// Tells this server's watchers of a game what another server did to
+    /// it, from `from` (the version they saw) to the game just read back.
+    async fn catch_up_watchers(
+        &self,
+        slot: &Slot,
+        from: u64,
+        reloaded: &Live,
+    ) -> Result<(), ApiError> {
+        if slot.updates.receiver_count() == 0 || reloaded.record.version <= from {
+            return Ok(());
+        }
+        let game_id = &reloaded.record.game_id;
+        let past = self
+            .store
+            .events_after(game_id, from)
+            .await
+            .map_err(ApiError::store)?;
+        let updates = updates_from(&past, reloaded.record.version, reloaded.snapshot()?);
+        for update in updates {
+            let _ = slot.updates.send(Arc::new(update));
+        }
+        Ok(())
+    }
+
     /// The stored answer to a request id already used in `scope`.
     async fn previous_answer(
         &self,
@@ -668,27 +724,7 @@ impl<S: GameStore> Games<S> {
             .events_after(game_id, from_version)
             .await
             .map_err(ApiError::store)?;
-        let mut catch_up: Vec<pb::GameUpdate> = Vec::new();
-        for record in past.iter().filter(|e| e.version <= current) {
-            match catch_up.last_mut() {
-                Some(update) if update.version == record.version => update
-                    .events
-                    .extend(api_events(std::slice::from_ref(record))),
-                _ => catch_up.push(pb::GameUpdate {
-                    version: record.version,
-                    events: api_events(std::slice::from_ref(record)),
-                    game: None,
-                }),
-            }
-        }
-        match catch_up.last_mut() {
-            Some(last) if last.version == current => last.game = Some(snapshot),
-            _ => catch_up.push(pb::GameUpdate {
-                version: current,
-                events: Vec::new(),
-                game: Some(snapshot),
-            }),
-        }
+        let catch_up = updates_from(&past, current, snapshot);
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let mut shutdown = self.shutdown.clone();
         tokio::spawn(async move {

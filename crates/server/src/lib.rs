@@ -183,7 +183,6 @@ fn load_secret(path: &std::path::Path) -> anyhow::Result<[u8; 32]> {
     }
 }
 
-/// Sets the health of the server as a whole and of the game service.
 /// The reflection service's builder, with every service the server runs.
 fn reflection() -> tonic_reflection::server::Builder<'static> {
     tonic_reflection::server::Builder::configure()
@@ -191,6 +190,7 @@ fn reflection() -> tonic_reflection::server::Builder<'static> {
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
 }
 
+/// Sets the health of the server as a whole and of the game service.
 async fn set_health(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
     health.set_service_status("", status).await;
     health

@@ -50,11 +50,13 @@ struct Cli {
     /// Seconds after which an unused game leaves memory (it stays stored).
     #[arg(long, env = "BACKGAMMON_IDLE_SECONDS", default_value_t = 300.0)]
     idle_seconds: f64,
-    /// Seconds a request id is remembered for retries (0: for ever).
+    /// Seconds an action's request id is remembered for retries (0: for
+    /// ever; NewGame's are always kept).
     #[arg(
         long,
         env = "BACKGAMMON_REQUEST_RETENTION_SECONDS",
-        default_value_t = 86_400.0
+        default_value_t = 86_400.0,
+        value_parser = seconds
     )]
     request_retention_seconds: f64,
     /// Log format.
@@ -129,6 +131,14 @@ fn main() -> Result<()> {
             };
             runtime.block_on(run(config, termination()))
         }
+    }
+}
+
+/// A number of seconds: finite and not negative.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
+        _ => Err(format!("{text:?} is not a number of seconds (0 or more)")),
     }
 }
 

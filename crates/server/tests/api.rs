@@ -718,6 +718,9 @@ async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
     let mut on_b = connect(&b.addr).await;
     let mut g = new_game(&mut on_a, pb::MatchSettings::default()).await;
     assert_eq!(get_game(&mut on_b, &g).await, g.game, "b holds version 1");
+    let mut watching_b = watch(&mut on_b, &g, 1).await;
+    let current = watching_b.message().await.unwrap().unwrap();
+    assert_eq!(current.version, 1);
 
     let play = g.game.legal_plays[0].notation.clone();
     g.game = on_a
@@ -732,6 +735,18 @@ async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
         rolled.board, g.game.board,
         "rolled from the position a left"
     );
+    // B's watcher hears of a's move too, before b's roll.
+    let mut next = async || {
+        tokio::time::timeout(std::time::Duration::from_secs(10), watching_b.message())
+            .await
+            .expect("an update within 10 s")
+            .unwrap()
+            .unwrap()
+    };
+    let versions = [next().await, next().await];
+    assert_eq!(versions.each_ref().map(|u| u.version), [2, 3]);
+    assert_eq!(versions[0].events[0].kind, "moved");
+    assert_eq!(versions[1].game.as_ref(), Some(&rolled));
 }
 
 /// Request ids are remembered for `--request-retention-seconds`: a retry
@@ -741,7 +756,7 @@ async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
 async fn a_retry_after_the_retention_is_judged_afresh_and_applies_nothing() {
     let fixture = start_with_plugins(
         &[("bg_standard", "libbg_standard.so")],
-        &["--request-retention-seconds", "1"],
+        &["--request-retention-seconds", "3"],
     );
     let mut client = connect(&fixture.server.addr).await;
     let g = new_game(&mut client, pb::MatchSettings::default()).await;
@@ -759,9 +774,9 @@ async fn a_retry_after_the_retention_is_judged_afresh_and_applies_nothing() {
         .into_inner();
     assert_eq!(again, first, "within the retention: the first answer");
 
-    // Ids are stamped in whole seconds, so one is forgotten 1 to 2 s after
-    // its retention; the sweep runs every 250 ms. Wait well past both.
-    tokio::time::sleep(std::time::Duration::from_millis(4500)).await;
+    // Ids are stamped in whole seconds, so one is forgotten 3 to 4 s after
+    // it was recorded; the sweep runs every 750 ms. Wait well past both.
+    tokio::time::sleep(std::time::Duration::from_millis(6500)).await;
     let late = client
         .r#move(with_token(request, g.to_act_token()))
         .await

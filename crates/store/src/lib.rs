@@ -132,9 +132,10 @@ pub trait GameStore: Send + Sync + 'static {
         request_id: &str,
     ) -> impl Future<Output = Result<Option<RequestRecord>, StoreError>> + Send;
 
-    /// Forgets the request ids recorded before `before`; returns how many.
-    /// A retry that comes later is judged afresh (and its stale version
-    /// keeps it from being applied twice).
+    /// Forgets the request ids of actions recorded before `before`;
+    /// returns how many. A retry that comes later is judged afresh, and its
+    /// stale version keeps it from being applied twice. NewGame's ids are
+    /// kept (one per game): a late retry must not create a second game.
     fn forget_requests(
         &self,
         before: SystemTime,

@@ -11,7 +11,7 @@ use sqlx::sqlite::{
 use sqlx::{Connection, QueryBuilder, Row, Sqlite};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{EventRecord, GameRecord, GameStore, RequestRecord, StoreError};
+use crate::{EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 
 /// How hard a commit waits for the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -556,9 +556,11 @@ impl GameStore for SqliteStore {
         loop {
             let deleted = sqlx::query(
                 "DELETE FROM requests WHERE rowid IN \
-                 (SELECT rowid FROM requests WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+                 (SELECT rowid FROM requests WHERE created_at < ? AND scope <> ? \
+                  ORDER BY created_at LIMIT ?)",
             )
             .bind(before)
+            .bind(NEW_GAME_SCOPE)
             .bind(FORGET_BATCH)
             .execute(&mut connection)
             .await?
@@ -712,6 +714,11 @@ mod tests {
     #[tokio::test]
     async fn old_request_ids_are_forgotten_and_recent_ones_kept() {
         let (_dir, store) = store_with(Durability::Normal, "g", 1).await;
+        let new_game = request(NEW_GAME_SCOPE, "n1");
+        store
+            .create(&game("g1", 1, "a"), &[event(1, 0)], Some(&new_game))
+            .await
+            .unwrap();
         let ids = (0..FORGET_BATCH + 5).map(|i| format!("r{i}"));
         for (n, id) in ids.enumerate() {
             let version = n as u64 + 1;
@@ -733,6 +740,11 @@ mod tests {
         let forgotten = store.forget_requests(soon).await.unwrap();
         assert_eq!(forgotten, FORGET_BATCH as u64 + 5);
         assert!(store.request("g0", "r0").await.unwrap().is_none());
+        assert_eq!(
+            store.request(NEW_GAME_SCOPE, "n1").await.unwrap(),
+            Some(new_game),
+            "NewGame's ids are kept"
+        );
         let stored = store.load("g0").await.unwrap().unwrap();
         assert_eq!(stored.version, FORGET_BATCH as u64 + 6);
         assert_eq!(
