@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use bg_api::v1 as pb;
 use bg_api::v1::game_service_client::GameServiceClient;
+use bg_engine::Seat;
 use serde::{Deserialize, Serialize};
 use tonic::Request;
 use tonic::transport::Channel;
@@ -239,6 +240,26 @@ fn describe_event(event: &pb::GameEvent) -> String {
         words.push_str(&format!(" {play}"));
     }
     words
+}
+
+/// The board of a gnubg Position ID, read with white on roll, in the API's
+/// format (white's numbering; black's checkers negative).
+pub fn board_of_position_id(id: &str) -> Result<pb::Board> {
+    let board = bg_engine::position_id::decode(id, Seat::White)
+        .with_context(|| format!("{id:?} is not a gnubg Position ID"))?;
+    let points = (1..=24u8)
+        .map(|p| {
+            i32::from(board.count(Seat::White, p)) - i32::from(board.count(Seat::Black, 25 - p))
+        })
+        .collect();
+    Ok(pb::Board {
+        points,
+        white_bar: u32::from(board.on_bar(Seat::White)),
+        black_bar: u32::from(board.on_bar(Seat::Black)),
+        white_off: u32::from(board.off(Seat::White)),
+        black_off: u32::from(board.off(Seat::Black)),
+        pins: Vec::new(),
+    })
 }
 
 /// Parses `name=value` options.

@@ -90,6 +90,11 @@ enum Command {
         /// Highest cube value; 0 for no cube.
         #[arg(long)]
         cube_max: Option<u32>,
+        /// Start every game of the match from this gnubg Position ID (read
+        /// with white on roll), instead of the variant's setup; for the
+        /// variants on the standard board.
+        #[arg(long)]
+        position_id: Option<String>,
     },
     /// Shows a game, its board drawn in the terminal.
     Show { game: String },
@@ -239,7 +244,12 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
             options,
             resign_offers,
             cube_max,
+            position_id,
         } => {
+            let start_board = position_id
+                .as_deref()
+                .map(client::board_of_position_id)
+                .transpose()?;
             let request = pb::NewGameRequest {
                 variant,
                 options: client::parse_options(&options)?.into_iter().collect(),
@@ -254,7 +264,7 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                     ..Default::default()
                 }),
                 request_id: String::new(),
-                start_board: None,
+                start_board,
             };
             let response = client
                 .new_game(request)

@@ -155,3 +155,27 @@ fn two_players_share_a_tokens_file_and_each_acts_only_for_its_seat() {
         "{rolled}"
     );
 }
+
+/// `bgctl new --position-id` starts the match from a gnubg position (read
+/// with white on roll); a malformed id is refused before anything is sent.
+#[test]
+fn a_match_can_start_from_a_gnubg_position_id() {
+    use bg_engine::{Seat, position_id};
+
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    // A middle-game position from the gnubg corpus.
+    let id = "iU/kATDgc+EBSA";
+    let created = ok(bgctl(&server, &tokens, &["new", "--position-id", id]));
+    let board = position_id::decode(id, Seat::White).unwrap();
+    // The snapshot's id is from the view of whoever won the opening roll.
+    let views = [id.to_string(), position_id::encode(&board, Seat::Black)];
+    let shown = field(&created, "position id:");
+    assert!(views.iter().any(|v| v == shown), "{shown} not in {views:?}");
+
+    let refused = bgctl(&server, &tokens, &["new", "--position-id", "not-an-id"]);
+    assert!(!refused.status.success());
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(error.contains("not a gnubg Position ID"), "{error}");
+}
