@@ -156,3 +156,22 @@ fn caucasian_options_are_checked() {
         .collect();
     assert_eq!(names, ["setup", "caucasian_mode", "caucasian_hit_bearoff"]);
 }
+
+/// §2 edge case 5: each hitter is tracked on its own. With 3-3, two
+/// checkers hit on 5 and 4; the second may not then hide on the 1-point,
+/// whichever of the two hit first.
+#[test]
+fn several_hitters_are_each_held_to_the_rule() {
+    let board = spec_position(
+        &[(13, 11), (8, 1), (7, 1), (1, 2)],
+        &[(5, 1), (4, 1), (19, 13)],
+    );
+    let standard = results(&standard(), &[], &board, 3, 3);
+    let caucasian = results(&caucasian(), LAST_LANDING, &board, 3, 3);
+    let hides = "8/5* 7/4* 4/1 13/10";
+    assert!(contains(&standard, &board, hides));
+    assert!(!contains(&caucasian, &board, hides));
+    for stays in ["8/5* 7/4* 13/10 13/10", "8/5* 5/2 7/4* 13/10"] {
+        assert!(contains(&caucasian, &board, stays), "{stays}");
+    }
+}

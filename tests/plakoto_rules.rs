@@ -373,3 +373,21 @@ fn with_mother_check_at_end_of_turn_a_pin_moved_away_does_not_count() {
             .all(|(_, b)| *b != pinned)
     );
 }
+
+/// §3.3: a pinning checker may itself bear off, and that frees the checker
+/// it held.
+#[test]
+fn bearing_off_a_pinner_frees_the_checker_beneath() {
+    let board = position(
+        &[(6, 4), (5, 4), (4, 3), (3, 1), (2, 3)],
+        &[(3, 1), (24, 14)],
+        &[],
+        &[3],
+    );
+    assert!(board.is_pinned(Seat::Black, 22));
+    let (freed, outcome) = after(&board, 3, 1, "3/off 2/1");
+    assert_eq!(outcome, None);
+    assert!(!freed.is_pinned(Seat::Black, 22));
+    assert_eq!(freed.count(Seat::Black, 22), 1, "a free black blot");
+    assert!(plays(&board, 3, 1).iter().any(|(_, b)| *b == freed));
+}

@@ -239,6 +239,11 @@ fn describe_event(event: &pb::GameEvent) -> String {
     if let Some(play) = detail["play"].as_str() {
         words.push_str(&format!(" {play}"));
     }
+    if let (Some(white), Some(black)) =
+        (detail["opening"][0].as_u64(), detail["opening"][1].as_u64())
+    {
+        words.push_str(&format!(" (opening throw: white {white}, black {black})"));
+    }
     words
 }
 
