@@ -565,16 +565,14 @@ impl<S: GameStore> Games<S> {
         if fresh {
             *guard = Some(self.load(game_id).await?);
         }
+        let cached = guard.as_ref().expect("loaded");
         // Tokens never change: the copy in memory can tell the seat.
-        let seat = guard
-            .as_ref()
-            .expect("loaded")
-            .seat(action.token.as_deref())?;
+        let seat = cached.seat(action.token.as_deref())?;
         let command = action.command?;
         require_version(action.expected_version)?;
         // A version ahead of the game in memory: another server sharing
         // the database moved it on. Read it again before judging.
-        let cached = guard.as_ref().expect("loaded").record.version;
+        let cached = cached.record.version;
         if !fresh && action.expected_version > cached {
             let reloaded = self.load(game_id).await?;
             self.catch_up_watchers(&slot, cached, &reloaded).await?;

@@ -75,26 +75,28 @@ pub async fn run(
         "plugins scanned"
     );
     let (stop_tx, stop_rx) = watch::channel(false);
-    tokio::spawn(rescan_plugins(
-        plugins.clone(),
+    let scanned = plugins.clone();
+    tokio::spawn(repeat(
         config.plugin_scan_interval,
         stop_rx.clone(),
+        move || rescan_plugins(scanned.clone()),
     ));
 
     let secret = load_secret(&config.data_dir.join("server.key"))?;
     if let Some(retention) = config.request_retention {
-        tokio::spawn(forget_old_requests(
-            store.clone(),
-            retention,
-            stop_rx.clone(),
-        ));
+        let every = (retention / 4).clamp(Duration::from_millis(250), Duration::from_secs(3600));
+        let store = store.clone();
+        tokio::spawn(repeat(every, stop_rx.clone(), move || {
+            forget_old_requests(store.clone(), retention)
+        }));
     }
     let games = Arc::new(games::Games::new(store, secret, plugins, stop_rx.clone()));
-    tokio::spawn(evict_idle_games(
-        games.clone(),
-        config.idle_eviction,
-        stop_rx,
-    ));
+    let idle = config.idle_eviction;
+    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    let held = games.clone();
+    tokio::spawn(repeat(every, stop_rx, move || {
+        evict_idle_games(held.clone(), idle)
+    }));
     let game_service = GameServiceServer::new(service::Service::new(games))
         .max_decoding_message_size(MAX_MESSAGE_BYTES);
     // Reflection in both versions: grpcurl before 1.8.8, evans and older
@@ -201,73 +203,55 @@ async fn set_health(health: &tonic_health::server::HealthReporter, status: Servi
         .await;
 }
 
-/// Forgets idle games now and then (they stay in the store).
-async fn evict_idle_games<S: bg_store::GameStore>(
-    games: Arc<games::Games<S>>,
-    idle: Duration,
-    mut stop: watch::Receiver<bool>,
-) {
-    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+/// Runs `chore` every `period` until the server stops.
+async fn repeat<F, Chore>(period: Duration, mut stop: watch::Receiver<bool>, mut chore: F)
+where
+    F: FnMut() -> Chore,
+    Chore: std::future::Future<Output = ()>,
+{
     loop {
         tokio::select! {
-            _ = tokio::time::sleep(every) => {}
+            _ = tokio::time::sleep(period) => {}
             _ = stop.changed() => return,
         }
-        let evicted = games.evict_idle(idle);
-        if evicted > 0 {
-            tracing::debug!(evicted, live = games.live_games(), "idle games left memory");
-        }
+        chore().await;
     }
 }
 
-/// Forgets request ids older than `retention` now and then: the request
-/// log stays bounded, and a retry that late is judged afresh (its stale
-/// version still keeps it from being applied twice).
-async fn forget_old_requests<S: bg_store::GameStore>(
-    store: S,
-    retention: Duration,
-    mut stop: watch::Receiver<bool>,
-) {
-    let every = (retention / 4).clamp(Duration::from_millis(250), Duration::from_secs(3600));
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = stop.changed() => return,
-        }
-        let Some(before) = std::time::SystemTime::now().checked_sub(retention) else {
-            continue;
-        };
-        match store.forget_requests(before).await {
-            Ok(0) => {}
-            Ok(forgotten) => tracing::debug!(forgotten, "old request ids forgotten"),
-            Err(e) => {
-                tracing::warn!(error = %e, "forgetting old request ids failed; retried later")
-            }
+/// Forgets idle games (they stay in the store).
+async fn evict_idle_games<S: bg_store::GameStore>(games: Arc<games::Games<S>>, idle: Duration) {
+    let evicted = games.evict_idle(idle);
+    if evicted > 0 {
+        tracing::debug!(evicted, live = games.live_games(), "idle games left memory");
+    }
+}
+
+/// Forgets request ids older than `retention`: the request log stays
+/// bounded, and a retry that late is judged afresh (its stale version
+/// still keeps it from being applied twice).
+async fn forget_old_requests<S: bg_store::GameStore>(store: S, retention: Duration) {
+    let Some(before) = std::time::SystemTime::now().checked_sub(retention) else {
+        return;
+    };
+    match store.forget_requests(before).await {
+        Ok(0) => {}
+        Ok(forgotten) => tracing::debug!(forgotten, "old request ids forgotten"),
+        Err(e) => {
+            tracing::warn!(error = %e, "forgetting old request ids failed; retried later")
         }
     }
 }
 
 /// Picks up plugin files dropped into the folder while the server runs.
-async fn rescan_plugins(
-    plugins: Arc<PluginHost>,
-    every: Duration,
-    mut stop: watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = stop.changed() => return,
-        }
-        let host = plugins.clone();
-        // Loading runs plugin code and touches the disk: off the async threads.
-        match tokio::task::spawn_blocking(move || host.scan()).await {
-            Ok(Ok(report)) => {
-                for plugin in report.loaded {
-                    tracing::info!(variant = plugin.name(), "new variant available");
-                }
+async fn rescan_plugins(plugins: Arc<PluginHost>) {
+    // Loading runs plugin code and touches the disk: off the async threads.
+    match tokio::task::spawn_blocking(move || plugins.scan()).await {
+        Ok(Ok(report)) => {
+            for plugin in report.loaded {
+                tracing::info!(variant = plugin.name(), "new variant available");
             }
-            Ok(Err(e)) => tracing::warn!(error = %e, "plugin scan skipped"),
-            Err(e) => tracing::error!(error = %e, "plugin scan failed"),
         }
+        Ok(Err(e)) => tracing::warn!(error = %e, "plugin scan skipped"),
+        Err(e) => tracing::error!(error = %e, "plugin scan failed"),
     }
 }

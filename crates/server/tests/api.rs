@@ -622,10 +622,7 @@ async fn variants_are_listed_with_their_options() {
 
 #[tokio::test]
 async fn an_idle_game_leaves_memory_and_is_read_back_from_storage() {
-    let fixture = start_with_plugins(
-        &[("bg_standard", "libbg_standard.so")],
-        &["--idle-seconds", "0.2"],
-    );
+    let fixture = start_with_args(&["--idle-seconds", "0.2"]);
     let mut client = connect(&fixture.server.addr).await;
     let g = new_game(&mut client, pb::MatchSettings::default()).await;
     // Long enough for the game to be evicted several times over.
@@ -754,10 +751,7 @@ async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
 /// its stale version still keeps it from being applied twice.
 #[tokio::test]
 async fn a_retry_after_the_retention_is_judged_afresh_and_applies_nothing() {
-    let fixture = start_with_plugins(
-        &[("bg_standard", "libbg_standard.so")],
-        &["--request-retention-seconds", "3"],
-    );
+    let fixture = start_with_args(&["--request-retention-seconds", "3"]);
     let mut client = connect(&fixture.server.addr).await;
     let g = new_game(&mut client, pb::MatchSettings::default()).await;
     let play = g.game.legal_plays[0].notation.clone();

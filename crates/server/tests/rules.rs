@@ -458,13 +458,7 @@ async fn a_plakoto_start_position_with_a_pinned_checker_is_played_from_as_given(
 
 #[tokio::test]
 async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
-    let fixture = start_with_plugins(
-        &[
-            ("bg_plakoto", "libbg_plakoto.so"),
-            ("bg_standard", "libbg_standard.so"),
-        ],
-        &[],
-    );
+    let fixture = start_plakoto_and_standard();
     let mut client = connect(&fixture.server.addr).await;
     let variants = variants(&mut client).await;
     let level = |name: &str| {
@@ -511,13 +505,7 @@ async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
 /// winner); the settings show the rule in force, the match's own first.
 #[tokio::test]
 async fn who_starts_later_games_is_shown_in_the_settings() {
-    let fixture = start_with_plugins(
-        &[
-            ("bg_plakoto", "libbg_plakoto.so"),
-            ("bg_standard", "libbg_standard.so"),
-        ],
-        &[],
-    );
+    let fixture = start_plakoto_and_standard();
     let mut client = connect(&fixture.server.addr).await;
     let first_move = |g: &Game| g.game.settings.as_ref().unwrap().first_move;
     let standard = new_game(&mut client, pb::MatchSettings::default()).await;

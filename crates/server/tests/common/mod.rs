@@ -21,7 +21,23 @@ pub struct Fixture {
 
 /// A server with the standard plugin.
 pub fn start() -> Fixture {
-    start_with_plugins(&[("bg_standard", "libbg_standard.so")], &[])
+    start_with_args(&[])
+}
+
+/// A server with the standard plugin and extra arguments.
+pub fn start_with_args(args: &[&str]) -> Fixture {
+    start_with_plugins(&[("bg_standard", "libbg_standard.so")], args)
+}
+
+/// A server with the Plakoto and standard plugins.
+pub fn start_plakoto_and_standard() -> Fixture {
+    start_with_plugins(
+        &[
+            ("bg_plakoto", "libbg_plakoto.so"),
+            ("bg_standard", "libbg_standard.so"),
+        ],
+        &[],
+    )
 }
 
 /// A server with these plugins (library, file name) and extra arguments.
