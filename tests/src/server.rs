@@ -73,6 +73,11 @@ impl ServerProcess {
         self.child = Some(child);
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Kills the process at once (SIGKILL): no chance to flush anything.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use bg_engine::game::GameError;
-use bg_store::StoreError;
+use bg_store::{Applied, StoreError};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
@@ -57,6 +57,17 @@ impl ApiError {
         .with("current_version", current)
     }
 
+    /// Stored data of one game cannot be read: that game cannot go on;
+    /// every other game does.
+    pub fn data_loss(what: impl std::fmt::Display) -> ApiError {
+        tracing::error!(error = %what, "stored data could not be read");
+        ApiError::new(
+            Code::DataLoss,
+            "STORAGE_CORRUPT",
+            "this game's stored data is damaged and cannot be read; the operator must restore it from a backup",
+        )
+    }
+
     pub fn store(e: StoreError) -> ApiError {
         match e {
             StoreError::Conflict { current } => ApiError::new(
@@ -66,6 +77,24 @@ impl ApiError {
             )
             .with("current_version", current),
             StoreError::NotFound => ApiError::new(Code::NotFound, "GAME_NOT_FOUND", "no such game"),
+            StoreError::WriteFailed { message, applied } => {
+                // The store logged the failure itself, once for its group.
+                tracing::debug!(error = %message, %applied, "action not acknowledged");
+                let (stored, advice) = match applied {
+                    Applied::No => ("no", "the action was not stored; retry later"),
+                    Applied::Unknown => (
+                        "unknown",
+                        "the action may or may not have been stored: retry it with the same request_id (it is answered as first applied, or applied now), or read the game",
+                    ),
+                };
+                ApiError::new(
+                    Code::Unavailable,
+                    "STORAGE_UNAVAILABLE",
+                    format!("storage failed: {advice}"),
+                )
+                .with("stored", stored)
+            }
+            StoreError::Corrupt(what) => ApiError::data_loss(what),
             other => {
                 tracing::error!(error = %other, "storage error");
                 ApiError::new(
@@ -105,5 +134,103 @@ impl From<ApiError> for Status {
             e.message,
             ErrorDetails::with_error_info(e.reason, DOMAIN, e.metadata),
         )
+    }
+}
+
+/// Errors tonic answers by itself, before any of the service's code runs,
+/// carry no ErrorInfo. This layer gives them one, so that every error a
+/// client sees has a stable reason: a request whose bytes are not its
+/// message is the caller's fault (INVALID_ARGUMENT, `MALFORMED_REQUEST`,
+/// where tonic says INTERNAL), a request over the size limit is
+/// OUT_OF_RANGE, `REQUEST_TOO_LARGE`.
+///
+/// It looks only at error responses without details (a response that
+/// ends before any message, its status in the headers); the service's
+/// own errors always have details and pass untouched.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ErrorInfoLayer;
+
+impl<S> tower::Layer<S> for ErrorInfoLayer {
+    type Service = ErrorInfoService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ErrorInfoService { inner }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ErrorInfoService<S> {
+    inner: S,
+}
+
+type BoxFuture<T, E> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, E>> + Send>>;
+
+impl<S, Req, ResBody> tower::Service<Req> for ErrorInfoService<S>
+where
+    S: tower::Service<Req, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let mut response = answer.await?;
+            add_error_info(response.headers_mut());
+            Ok(response)
+        })
+    }
+}
+
+use tonic::codegen::http;
+
+/// Replaces a status without details in these headers by one with an
+/// ErrorInfo.
+fn add_error_info(headers: &mut http::HeaderMap) {
+    if headers.contains_key("grpc-status-details-bin") {
+        return;
+    }
+    let Some(status) = Status::from_header_map(headers) else {
+        return;
+    };
+    if status.code() == Code::Ok {
+        return;
+    }
+    let detailed: Status = transport_error(&status).into();
+    headers.remove("grpc-status");
+    headers.remove("grpc-message");
+    if detailed.add_header(headers).is_err() {
+        tracing::warn!(status = ?status, "could not add error details");
+    }
+}
+
+/// What tonic's own error means for the caller.
+fn transport_error(status: &Status) -> ApiError {
+    let said = status.message();
+    match status.code() {
+        Code::OutOfRange => ApiError::new(
+            Code::OutOfRange,
+            "REQUEST_TOO_LARGE",
+            format!(
+                "requests are limited to {} bytes ({said})",
+                crate::MAX_MESSAGE_BYTES
+            ),
+        ),
+        Code::Internal if said.starts_with("failed to decode Protobuf message") => ApiError::new(
+            Code::InvalidArgument,
+            "MALFORMED_REQUEST",
+            format!("the request is not a valid message for this method ({said})"),
+        ),
+        Code::Unimplemented => ApiError::new(Code::Unimplemented, "UNKNOWN_METHOD", said),
+        code => ApiError::new(code, "TRANSPORT", said),
     }
 }

@@ -42,6 +42,9 @@ struct Live {
     rules: VariantRules,
     /// The events of the action that made this version.
     last_events: Vec<pb::GameEvent>,
+    /// A write of this game failed, or lost to another writer: the store
+    /// may hold another version. Read it again before using it.
+    stale: bool,
 }
 
 /// One game's lock and its watchers' channel.
@@ -120,9 +123,12 @@ fn require_version(expected_version: u64) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn check_game_id(game_id: &str) -> Result<(), ApiError> {
-    uuid::Uuid::parse_str(game_id)
-        .map(drop)
+/// A game id in its one stored spelling: a UUID, lower case, with hyphens.
+/// Every spelling of a UUID is taken (upper case, without hyphens, in
+/// braces, as `urn:uuid:`) and means the same game.
+pub fn game_id_of(game_id: &str) -> Result<String, ApiError> {
+    uuid::Uuid::try_parse(game_id)
+        .map(|id| id.hyphenated().to_string())
         .map_err(|_| ApiError::invalid("game_id", format!("{game_id:?} is not a game id (a UUID)")))
 }
 
@@ -358,6 +364,7 @@ impl<S: GameStore> Games<S> {
             record,
             game,
             last_events: api_events(&last_events),
+            stale: false,
         })
     }
 
@@ -454,16 +461,16 @@ impl<S: GameStore> Games<S> {
             game_id,
             variant: plugin.name().to_string(),
             variant_version: plugin.version().to_string(),
-            options: serde_json::to_string(&options).map_err(corrupt)?,
+            options: serde_json::to_string(&options).map_err(unserialisable)?,
             version: 1,
-            state: serde_json::to_string(&game).map_err(corrupt)?,
+            state: serde_json::to_string(&game).map_err(unserialisable)?,
             token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
             start_board: rules
                 .start
                 .as_ref()
                 .map(serde_json::to_string)
                 .transpose()
-                .map_err(corrupt)?,
+                .map_err(unserialisable)?,
         };
         let records = event_records(1, &events);
         let live = Live {
@@ -471,6 +478,7 @@ impl<S: GameStore> Games<S> {
             game,
             rules,
             last_events: api_events(&records),
+            stale: false,
         };
         let response = pb::NewGameResponse {
             game: Some(live.snapshot()?),
@@ -532,13 +540,35 @@ impl<S: GameStore> Games<S> {
     }
 
     pub async fn get(&self, game_id: &str) -> Result<pb::Game, ApiError> {
-        check_game_id(game_id)?;
+        let game_id = &game_id_of(game_id)?;
         let slot = self.slot(game_id);
-        let mut live = slot.live.lock().await;
-        if live.is_none() {
-            *live = Some(self.load(game_id).await?);
+        let mut guard = slot.live.lock().await;
+        self.current(&slot, &mut guard, game_id, 0)
+            .await?
+            .snapshot()
+    }
+
+    /// The game in memory, read from the store first when it is not there,
+    /// when its last write failed (the store is the truth), or when the
+    /// caller has seen a version beyond it (another server moved it on).
+    /// This server's watchers hear of versions they missed.
+    async fn current<'a>(
+        &self,
+        slot: &Slot,
+        guard: &'a mut Option<Live>,
+        game_id: &str,
+        seen: u64,
+    ) -> Result<&'a mut Live, ApiError> {
+        let cached = match guard.as_ref() {
+            None => None,
+            Some(live) if live.stale || seen > live.record.version => Some(live.record.version),
+            Some(_) => return guard.as_mut().ok_or_else(lost),
+        };
+        let loaded = self.load(game_id).await?;
+        if let Some(cached) = cached {
+            self.catch_up_watchers(slot, cached, &loaded).await?;
         }
-        live.as_ref().expect("loaded").snapshot()
+        Ok(guard.insert(loaded))
     }
 
     /// Applies an action for the seat its token belongs to.
@@ -557,28 +587,20 @@ impl<S: GameStore> Games<S> {
     }
 
     async fn act_to_the_end(&self, action: Action) -> Result<pb::Game, ApiError> {
-        let game_id = action.game_id.as_str();
-        check_game_id(game_id)?;
+        let game_id = &game_id_of(&action.game_id)?;
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
-        let fresh = guard.is_none();
-        if fresh {
-            *guard = Some(self.load(game_id).await?);
-        }
-        let cached = guard.as_ref().expect("loaded");
-        // Tokens never change: the copy in memory can tell the seat.
-        let seat = cached.seat(action.token.as_deref())?;
+        // Tokens never change: any copy of the game can tell the seat, so
+        // the request is judged only after its token.
+        let seat = self
+            .current(&slot, &mut guard, game_id, 0)
+            .await?
+            .seat(action.token.as_deref())?;
         let command = action.command?;
         require_version(action.expected_version)?;
-        // A version ahead of the game in memory: another server sharing
-        // the database moved it on. Read it again before judging.
-        let cached = cached.record.version;
-        if !fresh && action.expected_version > cached {
-            let reloaded = self.load(game_id).await?;
-            self.catch_up_watchers(&slot, cached, &reloaded).await?;
-            *guard = Some(reloaded);
-        }
-        let live = guard.as_mut().expect("loaded");
+        let live = self
+            .current(&slot, &mut guard, game_id, action.expected_version)
+            .await?;
         let scope = format!("{game_id}/{seat}");
         // A request applied before moved the game past the version it
         // expected, so one that expects the current version is not a retry:
@@ -612,13 +634,14 @@ impl<S: GameStore> Games<S> {
         let expected = live.record.version;
         let mut record = live.record.clone();
         record.version = expected + 1;
-        record.state = serde_json::to_string(&game).map_err(corrupt)?;
+        record.state = serde_json::to_string(&game).map_err(unserialisable)?;
         let records = event_records(record.version, &events);
         let next = Live {
             record,
             game,
             rules: live.rules.clone(),
             last_events: api_events(&records),
+            stale: false,
         };
         let snapshot = next.snapshot()?;
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
@@ -632,8 +655,9 @@ impl<S: GameStore> Games<S> {
             .commit(&next.record, expected, &records, request.as_ref())
             .await
         {
-            // Another process may have written: read the game again next time.
-            *guard = None;
+            // The store may hold another version (another writer, or a
+            // write whose outcome is unknown): read it again next time.
+            live.stale = true;
             // The same request may have been applied there: answer as it was.
             if matches!(e, StoreError::Conflict { .. } | StoreError::Duplicate)
                 && let Ok(Some(previous)) = self.previous_answer(&scope, &action.request_id).await
@@ -702,15 +726,12 @@ impl<S: GameStore> Games<S> {
         game_id: &str,
         from_version: u64,
     ) -> Result<tokio::sync::mpsc::Receiver<Result<pb::GameUpdate, tonic::Status>>, ApiError> {
-        check_game_id(game_id)?;
+        let game_id = &game_id_of(game_id)?;
         let slot = self.slot(game_id);
         // Subscribe while holding the game: nothing can slip in between.
         let (mut updates, current, snapshot) = {
-            let mut live = slot.live.lock().await;
-            if live.is_none() {
-                *live = Some(self.load(game_id).await?);
-            }
-            let live = live.as_ref().expect("loaded");
+            let mut guard = slot.live.lock().await;
+            let live = self.current(&slot, &mut guard, game_id, 0).await?;
             (
                 slot.updates.subscribe(),
                 live.record.version,
@@ -776,13 +797,21 @@ fn replay<M: Message + Default>(
     M::decode(previous.response.as_slice()).map_err(corrupt)
 }
 
+/// A game in memory that vanished under its lock: never expected.
+fn lost() -> ApiError {
+    ApiError::new(Code::Internal, "INTERNAL", "the game was lost from memory")
+}
+
+/// Stored data that does not read back as written.
 fn corrupt(e: impl std::fmt::Display) -> ApiError {
-    tracing::error!(error = %e, "stored data could not be read");
-    ApiError::new(
-        Code::Internal,
-        "STORAGE_CORRUPT",
-        "stored data could not be read",
-    )
+    ApiError::data_loss(e)
+}
+
+/// Data of the server's own making that cannot be serialised (never
+/// expected: a bug, not the caller's fault).
+fn unserialisable(e: impl std::fmt::Display) -> ApiError {
+    tracing::error!(error = %e, "serialising a game failed");
+    ApiError::new(Code::Internal, "INTERNAL", "the game could not be saved")
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::time::Duration;
 use anyhow::Context;
 use bg_api::v1::game_service_server::GameServiceServer;
 use bg_plugin_host::PluginHost;
-use bg_store::{Durability, SqliteStore};
+use bg_store::{Durability, GameStore, SqliteStore};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::transport::Server;
@@ -54,8 +54,9 @@ pub async fn run(
     config: Config,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let (health, health_service) = tonic_health::server::health_reporter();
-    set_health(&health, ServingStatus::NotServing).await;
+    let (reporter, health_service) = tonic_health::server::health_reporter();
+    let health = Arc::new(Health::new(reporter));
+    health.set(ServingStatus::NotServing).await;
 
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
@@ -90,11 +91,13 @@ pub async fn run(
             forget_old_requests(store.clone(), retention)
         }));
     }
+    let writable = store.writable();
+    let closing = store.clone();
     let games = Arc::new(games::Games::new(store, secret, plugins, stop_rx.clone()));
     let idle = config.idle_eviction;
     let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     let held = games.clone();
-    tokio::spawn(repeat(every, stop_rx, move || {
+    tokio::spawn(repeat(every, stop_rx.clone(), move || {
         evict_idle_games(held.clone(), idle)
     }));
     let game_service = GameServiceServer::new(service::Service::new(games))
@@ -112,7 +115,8 @@ pub async fn run(
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
-    set_health(&health, ServingStatus::Serving).await;
+    health.set(ServingStatus::Serving).await;
+    tokio::spawn(follow_storage(health.clone(), writable, stop_rx));
     // A stable line that scripts and test containers wait for.
     tracing::info!(%address, "listening");
     println!("backgammond listening on {address}");
@@ -121,13 +125,14 @@ pub async fn run(
     let stopping = async move {
         shutdown.await;
         tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
-        set_health(&health, ServingStatus::NotServing).await;
+        health.stop().await;
         let _ = stop_tx.send(true);
         let _ = begun_tx.send(true);
     };
     let serving = Server::builder()
         .timeout(Duration::from_secs(30))
         .concurrency_limit_per_connection(256)
+        .layer(error::ErrorInfoLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -150,6 +155,14 @@ pub async fn run(
     tokio::select! {
         served = serving => served.context("serving")?,
         _ = deadline => tracing::warn!(?grace, "calls still open after the grace period; stopping anyway"),
+    }
+    // The log copied into the database file: games.db alone then holds
+    // every game (a copy of it is a backup).
+    if tokio::time::timeout(STORE_CLOSE_TIMEOUT, closing.close())
+        .await
+        .is_err()
+    {
+        tracing::warn!("the store did not close in time; the log stays beside the database");
     }
     tracing::info!("stopped");
     Ok(())
@@ -192,15 +205,74 @@ fn reflection() -> tonic_reflection::server::Builder<'static> {
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
 }
 
-/// Sets the health of the server as a whole and of the game service.
-async fn set_health(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
-    health.set_service_status("", status).await;
-    health
-        .set_service_status(
-            <GameServiceServer<service::Service<SqliteStore>> as tonic::server::NamedService>::NAME,
-            status,
-        )
-        .await;
+/// How long the store may take to finish its writes and checkpoint at
+/// shutdown.
+const STORE_CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The health the server reports: SERVING once ready, NOT_SERVING while
+/// storage refuses writes and from the moment it starts shutting down.
+struct Health {
+    reporter: tonic_health::server::HealthReporter,
+    /// Set at shutdown; from then on nothing reports SERVING again.
+    stopping: tokio::sync::Mutex<bool>,
+}
+
+impl Health {
+    fn new(reporter: tonic_health::server::HealthReporter) -> Health {
+        Health {
+            reporter,
+            stopping: tokio::sync::Mutex::new(false),
+        }
+    }
+
+    /// Sets the health of the server as a whole and of the game service,
+    /// unless it is shutting down.
+    async fn set(&self, status: ServingStatus) {
+        let stopping = self.stopping.lock().await;
+        if !*stopping {
+            self.report(status).await;
+        }
+    }
+
+    /// NOT_SERVING for good.
+    async fn stop(&self) {
+        let mut stopping = self.stopping.lock().await;
+        *stopping = true;
+        self.report(ServingStatus::NotServing).await;
+    }
+
+    async fn report(&self, status: ServingStatus) {
+        self.reporter.set_service_status("", status).await;
+        self.reporter
+            .set_service_status(
+                <GameServiceServer<service::Service<SqliteStore>> as tonic::server::NamedService>::NAME,
+                status,
+            )
+            .await;
+    }
+}
+
+/// NOT_SERVING while the store refuses writes (a full disk), SERVING again
+/// once it takes them, until the server stops.
+async fn follow_storage(
+    health: Arc<Health>,
+    mut writable: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            changed = writable.changed() => if changed.is_err() { return },
+            _ = stop.changed() => return,
+        }
+        let status = if *writable.borrow_and_update() {
+            tracing::info!("storage takes writes again: SERVING");
+            ServingStatus::Serving
+        } else {
+            tracing::error!("storage refuses writes: NOT_SERVING until it takes them again");
+            ServingStatus::NotServing
+        };
+        health.set(status).await;
+    }
 }
 
 /// Runs `chore` every `period` until the server stops.

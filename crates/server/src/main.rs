@@ -107,6 +107,12 @@ fn main() -> Result<()> {
             .init(),
     }
     let runtime = tokio::runtime::Runtime::new()?;
+    // A file-size limit (RLIMIT_FSIZE) reached is a storage fault to answer
+    // with errors, not a reason to die: SIGXFSZ would end the process, so
+    // it is caught (and ignored), and the write fails with EFBIG instead.
+    let _file_size_limit = runtime.block_on(async {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(libc::SIGXFSZ))
+    })?;
     match cli.command {
         Some(Sub::Healthcheck) => {
             let serving = runtime.block_on(healthcheck(cli.listen));

@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use crate::convert;
 use crate::error::ApiError;
-use crate::games::{Action, Games, fingerprint};
+use crate::games::{Action, Games, fingerprint, game_id_of};
 
 pub struct Service<S> {
     games: Arc<Games<S>>,
@@ -28,13 +28,13 @@ impl<S> Service<S> {
     }
 }
 
-/// The seat token of a request: `authorization: Bearer <token>`.
+/// The seat token of a request: `authorization: Bearer <token>`, the
+/// scheme in any case (RFC 7235). None without one, or with an empty one.
 fn bearer<T>(request: &Request<T>) -> Option<String> {
     let value = request.metadata().get("authorization")?.to_str().ok()?;
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))?;
-    Some(token.trim().to_string())
+    let (scheme, token) = value.trim().split_once(|c: char| c.is_ascii_whitespace())?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
 }
 
 impl<S: GameStore> Service<S> {
@@ -48,12 +48,16 @@ impl<S: GameStore> Service<S> {
         command: Result<Command, ApiError>,
     ) -> Result<Response<pb::Game>, Status> {
         let (game_id, expected_version, request_id) = request.get_ref().target();
+        // One game, however its id is spelled: the request is recognised
+        // (on a retry) by its canonical form.
+        let game_id = game_id_of(game_id)?;
+        let canonical = request.get_ref().for_game(&game_id);
         let action = Action {
-            game_id: game_id.to_string(),
+            game_id: game_id.clone(),
             token: bearer(request),
             expected_version,
             request_id: request_id.to_string(),
-            fingerprint: fingerprint(method, request.get_ref()),
+            fingerprint: fingerprint(method, &canonical),
             command,
         };
         let span = tracing::info_span!("action", %game_id, method, request_id);
@@ -64,9 +68,11 @@ impl<S: GameStore> Service<S> {
 }
 
 /// The fields every action request carries.
-trait ActionRequest: prost::Message {
+trait ActionRequest: prost::Message + Sized {
     /// (game id, expected version, request id).
     fn target(&self) -> (&str, u64, &str);
+    /// The same request, for the game spelled `game_id`.
+    fn for_game(&self, game_id: &str) -> Self;
 }
 
 macro_rules! action_requests {
@@ -74,6 +80,9 @@ macro_rules! action_requests {
         impl ActionRequest for $message {
             fn target(&self) -> (&str, u64, &str) {
                 (&self.game_id, self.expected_version, &self.request_id)
+            }
+            fn for_game(&self, game_id: &str) -> Self {
+                Self { game_id: game_id.to_string(), ..self.clone() }
             }
         }
     )*};

@@ -708,7 +708,7 @@ async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
     let b = bg_tests::server::ServerProcess::start_with(
         env!("CARGO_BIN_EXE_backgammond").as_ref(),
         a.plugins.path(),
-        a.data.path(),
+        a.data.as_ref().unwrap().path(),
         &[],
     );
     let mut on_a = connect(&a.server.addr).await;

@@ -12,6 +12,15 @@
 //! by a single writer; each caller still gets its own result, and only
 //! after the group is durable.
 //!
+//! A write that fails in the storage itself (a full disk, an I/O error)
+//! is answered with [`StoreError::WriteFailed`], saying whether it is
+//! certainly not stored or whether its outcome is unknown (the failure
+//! came at or after COMMIT, as an fsync error does). Such a failure leaves
+//! no transaction open: the writer drops its connection and opens a new
+//! one. While writes fail, [`GameStore::writable`] reports `false`; the
+//! writer tries a small write now and then and reports `true` again once
+//! one succeeds.
+//!
 //! This crate owns the schema and the SQL. It never interprets what it
 //! stores: states and events are opaque text and bytes from the server.
 
@@ -81,11 +90,17 @@ pub enum StoreError {
     /// The game id or the request id is already stored.
     #[error("already stored")]
     Duplicate,
+    /// A read failed.
     #[error("storage failed: {0}")]
     Database(#[from] sqlx::Error),
+    /// A write failed in the storage itself.
+    #[error("storage write failed ({applied}): {message}")]
+    WriteFailed { message: String, applied: Applied },
     #[error("storage failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
-    #[error("stored events are unreadable: {0}")]
+    /// A stored row cannot be read back as written (damaged bytes, a
+    /// value out of range): only what touches that row fails.
+    #[error("stored data is unreadable: {0}")]
     Corrupt(String),
     #[error("the store is closed")]
     Closed,
@@ -94,8 +109,35 @@ pub enum StoreError {
     Batch(String),
 }
 
+/// Whether a failed write is in the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// It failed before COMMIT: nothing of it is stored.
+    No,
+    /// It failed at or after COMMIT: it may be stored or not. A retry with
+    /// the same request id tells (the id is stored with the write).
+    Unknown,
+}
+
+impl std::fmt::Display for Applied {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Applied::No => "not stored",
+            Applied::Unknown => "outcome unknown",
+        })
+    }
+}
+
 /// Where games are kept.
 pub trait GameStore: Send + Sync + 'static {
+    /// `true` while writes succeed, `false` from a failed write until the
+    /// store has written again (it tries by itself).
+    fn writable(&self) -> tokio::sync::watch::Receiver<bool>;
+
+    /// Finishes the writes queued, copies the log into the database file
+    /// and closes; later writes fail with [`StoreError::Closed`].
+    fn close(&self) -> impl Future<Output = ()> + Send;
+
     /// Stores a new game with its first events (and NewGame's request id).
     fn create(
         &self,

@@ -6,12 +6,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
+    SqliteRow, SqliteSynchronous,
 };
 use sqlx::{Connection, QueryBuilder, Row, Sqlite};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::{EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
+use crate::{
+    Applied, EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError,
+};
 
 /// How hard a commit waits for the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,21 +34,41 @@ const WRITER_CHECKPOINT_PAGES: u32 = 16_384;
 /// The least time between two checkpoints.
 const CHECKPOINT_PAUSE: Duration = Duration::from_millis(100);
 
+/// While writes fail, how often the writer tries a small write of its own
+/// to learn whether the storage is back.
+const PROBE_INTERVAL: Duration = Duration::from_millis(500);
+
 /// Games in a SQLite file.
 ///
 /// SQLite has one writer at a time, so one task owns the writing
 /// connection. It takes every write waiting in its queue and applies them
 /// in one transaction: one fsync for the group instead of one each (group
-/// commit). If any write of a group fails (a version conflict), the group
-/// is rolled back and its writes are applied one by one, so each caller
-/// gets exactly its own result. Reads use other connections.
+/// commit). If a write of a group is refused (a version conflict), the
+/// group is rolled back and its writes are applied one by one, so each
+/// caller gets exactly its own result. Reads use other connections.
+///
+/// If the storage itself fails (a full disk, an I/O error), every write
+/// of the group is answered with [`StoreError::WriteFailed`] and the
+/// writer drops its connection, so no transaction can stay open on it:
+/// the next write opens a new one.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
-    writes: mpsc::Sender<Write>,
+    jobs: mpsc::Sender<Job>,
     readers: SqlitePool,
     /// For maintenance writes (forgetting old request ids), on connections
     /// of their own.
     options: SqliteConnectOptions,
+    writable: watch::Receiver<bool>,
+    #[cfg(test)]
+    faults: std::sync::Arc<faults::Faults>,
+}
+
+/// What the writer is asked to do.
+#[derive(Debug)]
+enum Job {
+    Write(Box<Write>),
+    /// Finish, checkpoint and close; answer when done.
+    Close(oneshot::Sender<()>),
 }
 
 /// One write and where its result goes.
@@ -97,65 +119,400 @@ impl SqliteStore {
             .pragma("temp_store", "memory");
         // The writer leaves checkpoints to the checkpointer below, unless
         // the log grows past this many pages (a safety net).
-        let mut writer = SqliteConnection::connect_with(
-            &options
-                .clone()
-                .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES.to_string()),
-        )
-        .await?;
+        let writer_options = options
+            .clone()
+            .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES.to_string());
+        let mut connection = SqliteConnection::connect_with(&writer_options).await?;
         sqlx::migrate!("./migrations/sqlite")
-            .run(&mut writer)
+            .run(&mut connection)
             .await?;
         let checkpointer = SqliteConnection::connect_with(&options).await?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options.clone().read_only(true))
             .await?;
-        let (writes, queue) = mpsc::channel(1024);
+        let (jobs, queue) = mpsc::channel(1024);
         let (committed, commits) = mpsc::channel(1);
-        tokio::spawn(write_loop(writer, queue, committed));
-        tokio::spawn(checkpoint_loop(checkpointer, commits));
+        let (writable_tx, writable) = watch::channel(true);
+        #[cfg(test)]
+        let faults = std::sync::Arc::new(faults::Faults::default());
+        let writer = Writer {
+            options: writer_options,
+            connection: Some(connection),
+            writable: writable_tx,
+            #[cfg(test)]
+            faults: faults.clone(),
+        };
+        let checkpoints = Checkpoints {
+            commits: committed,
+            task: tokio::spawn(checkpoint_loop(checkpointer, commits)),
+        };
+        tokio::spawn(write_loop(writer, queue, checkpoints));
         Ok(SqliteStore {
-            writes,
+            jobs,
             readers,
             options,
+            writable,
+            #[cfg(test)]
+            faults,
         })
     }
 
     async fn write(&self, kind: WriteKind) -> Result<(), StoreError> {
         let (done, result) = oneshot::channel();
-        self.writes
-            .send(Write { kind, done })
+        self.jobs
+            .send(Job::Write(Box::new(Write { kind, done })))
             .await
             .map_err(|_| StoreError::Closed)?;
         result.await.map_err(|_| StoreError::Closed)?
     }
 }
 
+/// The checkpointer's task, and how the writer tells it of commits.
+struct Checkpoints {
+    commits: mpsc::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
 /// The writer: groups what is queued, commits, answers each caller, and
-/// tells the checkpointer there is work.
-async fn write_loop(
-    mut connection: SqliteConnection,
-    mut queue: mpsc::Receiver<Write>,
-    committed: mpsc::Sender<()>,
-) {
-    let mut group = Vec::with_capacity(MAX_GROUP);
-    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
-        match apply_group(&mut connection, &group).await {
+/// tells the checkpointer there is work. While writes fail it tries a
+/// small write of its own every [`PROBE_INTERVAL`], so the store reports
+/// itself writable again once the storage is back, even if no caller
+/// writes meanwhile.
+async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, checkpoints: Checkpoints) {
+    let mut jobs = Vec::with_capacity(MAX_GROUP);
+    loop {
+        let received = if *writer.writable.borrow() {
+            queue.recv_many(&mut jobs, MAX_GROUP).await
+        } else {
+            tokio::select! {
+                received = queue.recv_many(&mut jobs, MAX_GROUP) => received,
+                _ = tokio::time::sleep(PROBE_INTERVAL) => {
+                    writer.probe().await;
+                    continue;
+                }
+            }
+        };
+        if received == 0 {
+            // Every handle is gone: nothing more to write.
+            return;
+        }
+        let mut group = Vec::with_capacity(jobs.len());
+        let mut closing = Vec::new();
+        for job in jobs.drain(..) {
+            match job {
+                Job::Write(write) if closing.is_empty() => group.push(*write),
+                Job::Write(write) => {
+                    let _ = write.done.send(Err(StoreError::Closed));
+                }
+                Job::Close(done) => closing.push(done),
+            }
+        }
+        if !group.is_empty() {
+            writer.apply(group).await;
+            let _ = checkpoints.commits.try_send(());
+        }
+        if !closing.is_empty() {
+            queue.close();
+            while let Some(job) = queue.recv().await {
+                match job {
+                    Job::Write(write) => {
+                        let _ = write.done.send(Err(StoreError::Closed));
+                    }
+                    Job::Close(done) => closing.push(done),
+                }
+            }
+            writer.close(checkpoints).await;
+            for done in closing {
+                let _ = done.send(());
+            }
+            return;
+        }
+    }
+}
+
+/// Why a transaction did not commit.
+enum Failure {
+    /// A write was refused (a version conflict, a duplicate id) and the
+    /// transaction rolled back: the connection is clean.
+    Refused(StoreError),
+    /// The storage failed; the connection was dropped.
+    Storage { message: String, applied: Applied },
+}
+
+impl Failure {
+    fn error(&self) -> StoreError {
+        match self {
+            Failure::Refused(e) => StoreError::Batch(e.to_string()),
+            Failure::Storage { message, applied } => StoreError::WriteFailed {
+                message: message.clone(),
+                applied: *applied,
+            },
+        }
+    }
+}
+
+/// The writing connection (none after a storage failure, until the next
+/// write opens one) and the store's writable flag.
+struct Writer {
+    options: SqliteConnectOptions,
+    connection: Option<SqliteConnection>,
+    writable: watch::Sender<bool>,
+    #[cfg(test)]
+    faults: std::sync::Arc<faults::Faults>,
+}
+
+impl Writer {
+    /// Applies a group and answers each of its writes.
+    async fn apply(&mut self, group: Vec<Write>) {
+        match self.transaction(&group).await {
             Ok(()) => {
-                for write in group.drain(..) {
+                for write in group {
                     let _ = write.done.send(Ok(()));
                 }
             }
-            Err(_) => {
-                // Someone's write failed: apply each alone for its own answer.
-                for write in group.drain(..) {
-                    let result = apply_group(&mut connection, std::slice::from_ref(&write)).await;
+            Err(Failure::Refused(_)) if group.len() > 1 => {
+                // Someone's write was refused: apply each alone for its
+                // own answer.
+                for write in group {
+                    let result = match self.transaction(std::slice::from_ref(&write)).await {
+                        Ok(()) => Ok(()),
+                        Err(Failure::Refused(e)) => Err(e),
+                        Err(failure) => Err(failure.error()),
+                    };
                     let _ = write.done.send(result);
                 }
             }
+            Err(Failure::Refused(e)) => {
+                if let Some(write) = group.into_iter().next() {
+                    let _ = write.done.send(Err(e));
+                }
+            }
+            Err(failure) => {
+                for write in group {
+                    let _ = write.done.send(Err(failure.error()));
+                }
+            }
         }
-        let _ = committed.try_send(());
+    }
+
+    /// One transaction: BEGIN, the group's statements, COMMIT. Any storage
+    /// error drops the connection (closing it rolls back whatever it had
+    /// open), so a failed COMMIT or ROLLBACK can never leave a transaction
+    /// open under the next group.
+    async fn transaction(&mut self, group: &[Write]) -> Result<(), Failure> {
+        #[cfg(test)]
+        let fault = self.faults.next();
+        #[cfg(not(test))]
+        let fault: Option<faults::Fault> = None;
+        #[cfg(test)]
+        let faults = self.faults.clone();
+        let connection = self.connection().await?;
+        #[cfg(test)]
+        faults::Faults::limit_pages(&faults, connection).await;
+        if fault == Some(faults::Fault::BeforeBegin) {
+            return Err(self.broken("injected: before BEGIN", Applied::No).await);
+        }
+        match statements(connection, group).await {
+            Ok(()) => {}
+            Err(e) if is_refusal(&e) => {
+                return match sqlx::query("ROLLBACK").execute(&mut *connection).await {
+                    Ok(_) => Err(Failure::Refused(e)),
+                    Err(r) => {
+                        let message = format!("{e}; then ROLLBACK failed: {r}");
+                        Err(self.broken(&message, Applied::No).await)
+                    }
+                };
+            }
+            Err(e) => return Err(self.broken(&e.to_string(), Applied::No).await),
+        }
+        if fault == Some(faults::Fault::InStatements) {
+            return Err(self
+                .broken("injected: a statement failed", Applied::No)
+                .await);
+        }
+        if fault == Some(faults::Fault::AtCommit) {
+            // COMMIT failed and left the transaction open (SQLite may do
+            // either on SQLITE_FULL or an I/O error).
+            return Err(self
+                .broken("injected: COMMIT failed", Applied::Unknown)
+                .await);
+        }
+        if let Err(e) = sqlx::query("COMMIT").execute(&mut *connection).await {
+            // COMMIT may have failed after the log held the transaction
+            // (an fsync error): whether it is stored is not known.
+            return Err(self.broken(&e.to_string(), Applied::Unknown).await);
+        }
+        if fault == Some(faults::Fault::AfterCommit) {
+            // The outcome an fsync failure leaves: stored, yet reported
+            // as failed.
+            return Err(self
+                .broken("injected: error after COMMIT", Applied::Unknown)
+                .await);
+        }
+        self.set_writable(true);
+        Ok(())
+    }
+
+    /// The writing connection, opened again if a failure dropped it.
+    async fn connection(&mut self) -> Result<&mut SqliteConnection, Failure> {
+        if self.connection.is_none() {
+            match SqliteConnection::connect_with(&self.options).await {
+                Ok(connection) => self.connection = Some(connection),
+                Err(e) => {
+                    let message = format!("opening the database again: {e}");
+                    return Err(self.broken(&message, Applied::No).await);
+                }
+            }
+        }
+        match self.connection.as_mut() {
+            Some(connection) => Ok(connection),
+            None => Err(Failure::Storage {
+                message: "no connection".into(),
+                applied: Applied::No,
+            }),
+        }
+    }
+
+    /// After a storage failure: drops the connection and reports the store
+    /// unwritable until a write succeeds again.
+    async fn broken(&mut self, message: &str, applied: Applied) -> Failure {
+        if let Some(connection) = self.connection.take() {
+            // Closing rolls back an open transaction. If even that fails,
+            // the connection is gone all the same (its handle is freed).
+            if let Err(e) = connection.close().await {
+                tracing::warn!(error = %e, "closing the failed writing connection");
+            }
+        }
+        tracing::error!(error = message, %applied, "storage write failed");
+        self.set_writable(false);
+        Failure::Storage {
+            message: message.to_string(),
+            applied,
+        }
+    }
+
+    fn set_writable(&self, writable: bool) {
+        self.writable.send_if_modified(|now| {
+            let changed = *now != writable;
+            *now = writable;
+            changed
+        });
+    }
+
+    /// A small write of the writer's own (a counter in `store_probe`): does
+    /// the storage take writes again?
+    async fn probe(&mut self) {
+        #[cfg(test)]
+        let faults = self.faults.clone();
+        #[cfg(test)]
+        if faults.next().is_some() {
+            self.broken("injected: probe failed", Applied::No).await;
+            return;
+        }
+        let Ok(connection) = self.connection().await else {
+            return;
+        };
+        #[cfg(test)]
+        faults::Faults::limit_pages(&faults, connection).await;
+        let written = async {
+            sqlx::query("BEGIN IMMEDIATE")
+                .execute(&mut *connection)
+                .await?;
+            sqlx::query(
+                "INSERT INTO store_probe (id, writes) VALUES (1, 1) \
+                 ON CONFLICT (id) DO UPDATE SET writes = writes + 1",
+            )
+            .execute(&mut *connection)
+            .await?;
+            sqlx::query("COMMIT").execute(&mut *connection).await
+        }
+        .await;
+        match written {
+            Ok(_) => {
+                tracing::info!("storage takes writes again");
+                self.set_writable(true);
+            }
+            Err(e) => {
+                self.broken(&format!("probe: {e}"), Applied::No).await;
+            }
+        }
+    }
+
+    /// Stops the checkpointer, copies the whole log into the database file
+    /// and empties it, and closes the connection: the database file alone
+    /// then holds every game.
+    async fn close(mut self, checkpoints: Checkpoints) {
+        drop(checkpoints.commits);
+        let _ = checkpoints.task.await;
+        if let Ok(connection) = self.connection().await
+            && let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&mut *connection)
+                .await
+        {
+            tracing::warn!(error = %e, "final checkpoint failed; the log stays beside the database");
+        }
+        if let Some(connection) = self.connection.take()
+            && let Err(e) = connection.close().await
+        {
+            tracing::warn!(error = %e, "closing the database");
+        }
+    }
+}
+
+/// A refusal of the write itself, not a failure of the storage.
+fn is_refusal(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Conflict { .. }
+            | StoreError::NotFound
+            | StoreError::Duplicate
+            | StoreError::Batch(_)
+    )
+}
+
+/// Faults injected in the writer by the tests: each step of a commit.
+mod faults {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Fault {
+        /// The transaction cannot begin.
+        BeforeBegin,
+        /// A statement fails.
+        InStatements,
+        /// COMMIT fails and leaves the transaction open.
+        AtCommit,
+        /// COMMIT succeeds, yet an error is reported (as an fsync error).
+        AfterCommit,
+    }
+
+    #[cfg(test)]
+    #[derive(Debug, Default)]
+    pub(super) struct Faults {
+        /// The faults of the next transactions, in order.
+        pub planned: std::sync::Mutex<std::collections::VecDeque<Option<Fault>>>,
+        /// SQLite's `max_page_count` for the writer: a database that may
+        /// not grow past this many pages fails its writes with "database
+        /// or disk is full", as a full disk does.
+        pub max_pages: std::sync::Mutex<Option<u64>>,
+    }
+
+    #[cfg(test)]
+    impl Faults {
+        pub fn next(&self) -> Option<Fault> {
+            let mut planned = self.planned.lock().unwrap_or_else(|e| e.into_inner());
+            planned.pop_front().flatten()
+        }
+
+        pub async fn limit_pages(faults: &Faults, connection: &mut sqlx::SqliteConnection) {
+            let limit = *faults.max_pages.lock().unwrap_or_else(|e| e.into_inner());
+            // 4294967294: SQLite's own largest limit, i.e. none.
+            let pages = limit.unwrap_or(4_294_967_294);
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "PRAGMA max_page_count = {pages}"
+            )))
+            .execute(connection)
+            .await;
+        }
     }
 }
 
@@ -164,7 +521,8 @@ async fn write_loop(
 /// commits every caller waits for, never does that copying itself. A
 /// passive checkpoint runs beside the writer and readers without blocking
 /// them; once it has copied the whole log, the next commit starts the log
-/// over from its beginning. Ends when the writer does.
+/// over from its beginning. Ends (closing its connection) when the writer
+/// does.
 async fn checkpoint_loop(mut connection: SqliteConnection, mut commits: mpsc::Receiver<()>) {
     while commits.recv().await.is_some() {
         if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
@@ -176,18 +534,20 @@ async fn checkpoint_loop(mut connection: SqliteConnection, mut commits: mpsc::Re
         // Let commits pile up: one checkpoint copies many of them.
         tokio::time::sleep(CHECKPOINT_PAUSE).await;
     }
+    let _ = connection.close().await;
 }
 
-/// Applies writes in one transaction: all or nothing.
-async fn apply_group(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
+/// BEGIN and the group's statements (COMMIT is the caller's).
+async fn statements(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
     if group.len() > 1 && distinct_games(group) {
         return apply_batched(connection, group).await;
     }
-    let mut tx = connection.begin().await?;
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut *connection)
+        .await?;
     for write in group {
-        apply_one(&mut tx, write).await?;
+        apply_one(connection, write).await?;
     }
-    tx.commit().await?;
     Ok(())
 }
 
@@ -225,12 +585,12 @@ fn distinct_games(group: &[Write]) -> bool {
     ids.windows(2).all(|pair| pair[0] != pair[1])
 }
 
-/// The whole group in two round trips to sqlx's connection thread (each
-/// statement would be one): the transaction and one statement per table
-/// in a single call, then COMMIT once the compare-and-set is seen to have
-/// matched every game. Any failure (a version conflict, a duplicate row)
-/// rolls the group back; the caller then applies the writes one by one to
-/// give each its own answer.
+/// BEGIN and the whole group in one round trip to sqlx's connection
+/// thread (each statement would be one): one statement per table, then
+/// the caller's COMMIT once the compare-and-set is seen to have matched
+/// every game. A version conflict or a duplicate row is a refusal: the
+/// caller rolls the group back and applies the writes one by one to give
+/// each its own answer.
 async fn apply_batched(
     connection: &mut SqliteConnection,
     group: &[Write],
@@ -284,28 +644,12 @@ async fn apply_batched(
     }
     push_insert_events(&mut batch, &events);
     push_insert_requests(&mut batch, &requests);
-    let outcome = match batch.build().fetch_all(&mut *connection).await {
+    match batch.build().fetch_all(&mut *connection).await {
         Ok(rows) if rows.len() == updated.len() => Ok(()),
         Ok(_) => Err(StoreError::Batch(
             "a game's version changed under the group (retried one by one)".into(),
         )),
         Err(e) => Err(duplicate(e)),
-    };
-    let end = if outcome.is_ok() {
-        "COMMIT"
-    } else {
-        "ROLLBACK"
-    };
-    let ended = sqlx::query(end).execute(&mut *connection).await;
-    match (outcome, ended) {
-        (Ok(()), Ok(_)) => Ok(()),
-        (Ok(()), Err(e)) => {
-            // A failed COMMIT may leave the transaction open.
-            let _ = sqlx::query("ROLLBACK").execute(&mut *connection).await;
-            Err(e.into())
-        }
-        // The BEGIN itself may have failed: nothing to roll back then.
-        (Err(e), _) => Err(e),
     }
 }
 
@@ -454,7 +798,56 @@ fn duplicate(e: sqlx::Error) -> StoreError {
     }
 }
 
+/// A column of a stored row, or [`StoreError::Corrupt`] naming the row and
+/// column when its bytes are not what was written (never a panic).
+fn column<'r, T>(row: &'r SqliteRow, name: &str, what: &str) -> Result<T, StoreError>
+where
+    T: sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
+{
+    row.try_get(name)
+        .map_err(|e| StoreError::Corrupt(format!("{what}, column {name}: {e}")))
+}
+
+/// A stored version: at least 1.
+fn stored_version(row: &SqliteRow, what: &str) -> Result<u64, StoreError> {
+    let version: i64 = column(row, "version", what)?;
+    u64::try_from(version)
+        .ok()
+        .filter(|&v| v >= 1)
+        .ok_or_else(|| StoreError::Corrupt(format!("{what}: version {version} is not a version")))
+}
+
+fn game_record(row: &SqliteRow, game_id: &str) -> Result<GameRecord, StoreError> {
+    let what = format!("game {game_id}");
+    let what = what.as_str();
+    Ok(GameRecord {
+        game_id: column(row, "game_id", what)?,
+        variant: column(row, "variant", what)?,
+        variant_version: column(row, "variant_version", what)?,
+        options: column(row, "options", what)?,
+        version: stored_version(row, what)?,
+        state: column(row, "state", what)?,
+        token_hashes: [
+            column(row, "white_token_hash", what)?,
+            column(row, "black_token_hash", what)?,
+        ],
+        start_board: column(row, "start_board", what)?,
+    })
+}
+
 impl GameStore for SqliteStore {
+    fn writable(&self) -> watch::Receiver<bool> {
+        self.writable.clone()
+    }
+
+    async fn close(&self) {
+        let (done, closed) = oneshot::channel();
+        if self.jobs.send(Job::Close(done)).await.is_ok() {
+            let _ = closed.await;
+        }
+        self.readers.close().await;
+    }
+
     async fn create(
         &self,
         game: &GameRecord,
@@ -477,16 +870,7 @@ impl GameStore for SqliteStore {
         .bind(game_id)
         .fetch_optional(&self.readers)
         .await?;
-        Ok(row.map(|row| GameRecord {
-            game_id: row.get(0),
-            variant: row.get(1),
-            variant_version: row.get(2),
-            options: row.get(3),
-            version: row.get::<i64, _>(4) as u64,
-            state: row.get(5),
-            token_hashes: [row.get(6), row.get(7)],
-            start_board: row.get(8),
-        }))
+        row.map(|row| game_record(&row, game_id)).transpose()
     }
 
     async fn commit(
@@ -511,7 +895,7 @@ impl GameStore for SqliteStore {
         version: u64,
     ) -> Result<Vec<EventRecord>, StoreError> {
         let rows = sqlx::query(
-            "SELECT events FROM game_events WHERE game_id = ? AND version > ? ORDER BY version",
+            "SELECT version, events FROM game_events WHERE game_id = ? AND version > ? ORDER BY version",
         )
         .bind(game_id)
         .bind(version.min(i64::MAX as u64) as i64)
@@ -519,9 +903,12 @@ impl GameStore for SqliteStore {
         .await?;
         let mut events = Vec::new();
         for row in rows {
-            let json: String = row.get(0);
-            let action: Vec<EventRecord> =
-                serde_json::from_str(&json).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let what = format!("events of game {game_id}");
+            let version = stored_version(&row, &what)?;
+            let what = format!("{what} at version {version}");
+            let json: String = column(&row, "events", &what)?;
+            let action: Vec<EventRecord> = serde_json::from_str(&json)
+                .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))?;
             events.extend(action);
         }
         Ok(events)
@@ -539,12 +926,16 @@ impl GameStore for SqliteStore {
         .bind(request_id)
         .fetch_optional(&self.readers)
         .await?;
-        Ok(row.map(|row| RequestRecord {
-            scope: scope.to_string(),
-            request_id: request_id.to_string(),
-            fingerprint: row.get(0),
-            response: row.get(1),
-        }))
+        let what = format!("request {request_id:?} of {scope}");
+        row.map(|row| {
+            Ok(RequestRecord {
+                scope: scope.to_string(),
+                request_id: request_id.to_string(),
+                fingerprint: column(&row, "fingerprint", &what)?,
+                response: column(&row, "response", &what)?,
+            })
+        })
+        .transpose()
     }
 
     async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
@@ -882,6 +1273,21 @@ mod tests {
         })
     }
 
+    /// The grouped statements, committed when they succeed and rolled back
+    /// when they fail.
+    async fn batch(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
+        match apply_batched(connection, group).await {
+            Ok(()) => {
+                sqlx::query("COMMIT").execute(&mut *connection).await?;
+                Ok(())
+            }
+            Err(e) => {
+                sqlx::query("ROLLBACK").execute(&mut *connection).await?;
+                Err(e)
+            }
+        }
+    }
+
     /// The grouped statements themselves (no fallback behind them): a
     /// valid group lands whole; a group with one stale version or one used
     /// request id is refused whole and leaves nothing behind.
@@ -903,13 +1309,13 @@ mod tests {
                 })
             })
             .collect();
-        apply_batched(&mut connection, &created).await.unwrap();
+        batch(&mut connection, &created).await.unwrap();
         let group = [
             commit("g0", 2, "a"),
             commit("g1", 2, "a"),
             commit("g2", 2, "a"),
         ];
-        apply_batched(&mut connection, &group).await.unwrap();
+        batch(&mut connection, &group).await.unwrap();
         for g in 0..3 {
             let id = format!("g{g}");
             let stored = store.load(&id).await.unwrap().unwrap();
@@ -924,10 +1330,10 @@ mod tests {
             commit("g1", 3, "b"),
             commit("g2", 5, "b"),
         ];
-        let refused = apply_batched(&mut connection, &stale).await.unwrap_err();
+        let refused = batch(&mut connection, &stale).await.unwrap_err();
         assert!(matches!(refused, StoreError::Batch(_)), "{refused:?}");
         let reused = [commit("g0", 3, "c"), commit("g1", 3, "a")];
-        let refused = apply_batched(&mut connection, &reused).await.unwrap_err();
+        let refused = batch(&mut connection, &reused).await.unwrap_err();
         assert!(matches!(refused, StoreError::Duplicate), "{refused:?}");
         for g in 0..3 {
             let id = format!("g{g}");
@@ -937,7 +1343,7 @@ mod tests {
         }
         assert!(store.request("g0", "c").await.unwrap().is_none());
         // The connection is usable again: no transaction left open.
-        apply_batched(
+        batch(
             &mut connection,
             &[commit("g0", 3, "d"), commit("g1", 3, "d")],
         )
@@ -965,5 +1371,351 @@ mod tests {
         let loaded = store.load("g1").await.unwrap().unwrap();
         assert_eq!((loaded.version, loaded.state.as_str()), (2, "b"));
         assert!(store.load("g2").await.unwrap().is_none());
+    }
+
+    // ---- Storage faults -------------------------------------------------
+
+    use faults::Fault;
+
+    impl SqliteStore {
+        /// Plans the faults of the next transactions (None: no fault).
+        fn plan(&self, faults: &[Option<Fault>]) {
+            let mut planned = self.faults.planned.lock().unwrap();
+            planned.extend(faults.iter().copied());
+        }
+
+        /// Lets the database grow to `pages` pages at most (None: no limit).
+        fn limit_pages(&self, pages: Option<u64>) {
+            *self.faults.max_pages.lock().unwrap() = pages;
+        }
+
+        async fn page_count(&self) -> u64 {
+            let pages: i64 = sqlx::query_scalar("PRAGMA page_count")
+                .fetch_one(&self.readers)
+                .await
+                .unwrap();
+            pages as u64
+        }
+    }
+
+    /// What a write was answered.
+    #[derive(Debug)]
+    struct Answered {
+        game_id: String,
+        version: u64,
+        request_id: String,
+        result: Result<(), StoreError>,
+    }
+
+    /// A new game `id` at version 1 with its NewGame request id, and a
+    /// state of `size` bytes.
+    async fn create_game(store: &SqliteStore, id: &str, size: usize) -> Answered {
+        let request_id = format!("new-{id}");
+        let result = store
+            .create(
+                &game(id, 1, &"s".repeat(size)),
+                &[event(1, 0)],
+                Some(&request(NEW_GAME_SCOPE, &request_id)),
+            )
+            .await;
+        Answered {
+            game_id: id.into(),
+            version: 1,
+            request_id,
+            result,
+        }
+    }
+
+    /// Moves game `id` from `version - 1` to `version`, with a request id.
+    async fn advance(store: &SqliteStore, id: &str, version: u64) -> Answered {
+        let request_id = format!("{id}-v{version}");
+        let result = store
+            .commit(
+                &game(id, version, "next"),
+                version - 1,
+                &[event(version, 0)],
+                Some(&request(id, &request_id)),
+            )
+            .await;
+        Answered {
+            game_id: id.into(),
+            version,
+            request_id,
+            result,
+        }
+    }
+
+    /// The promise, checked on the database opened again from its file:
+    /// every acknowledged write is stored; a write refused with "not
+    /// stored" is not; a write whose outcome was unknown is stored whole
+    /// (with its request id, so a retry is answered) or not at all.
+    async fn check_promise(path: &Path, answers: &[Answered]) {
+        let store = SqliteStore::open(path, Durability::Full).await.unwrap();
+        for answer in answers {
+            let scope = if answer.version == 1 {
+                NEW_GAME_SCOPE.to_string()
+            } else {
+                answer.game_id.clone()
+            };
+            let request = store.request(&scope, &answer.request_id).await.unwrap();
+            let stored = store.load(&answer.game_id).await.unwrap();
+            let event_stored = store
+                .events_after(&answer.game_id, answer.version - 1)
+                .await
+                .unwrap()
+                .iter()
+                .any(|e| e.version == answer.version);
+            let reached = stored.is_some_and(|g| g.version >= answer.version);
+            match &answer.result {
+                Ok(()) => assert!(
+                    request.is_some() && event_stored && reached,
+                    "acknowledged but not stored: {answer:?}"
+                ),
+                // A later retry with the same request id may have stored it.
+                Err(StoreError::WriteFailed {
+                    applied: Applied::No,
+                    ..
+                }) if !answers
+                    .iter()
+                    .any(|a| a.request_id == answer.request_id && a.result.is_ok()) =>
+                {
+                    assert!(
+                        request.is_none() && !event_stored,
+                        "answered `not stored` but stored: {answer:?}"
+                    )
+                }
+                Err(StoreError::WriteFailed {
+                    applied: Applied::No,
+                    ..
+                }) => {}
+                Err(StoreError::WriteFailed {
+                    applied: Applied::Unknown,
+                    ..
+                }) => assert_eq!(
+                    request.is_some(),
+                    event_stored,
+                    "stored in part: {answer:?}"
+                ),
+                Err(other) => panic!("unexpected answer {other:?} for {answer:?}"),
+            }
+        }
+    }
+
+    /// No transaction is left open: another connection can take the write
+    /// lock at once.
+    async fn nothing_left_open(path: &Path) {
+        let mut outside = SqliteConnection::connect_with(
+            &SqliteConnectOptions::new()
+                .filename(path)
+                .busy_timeout(Duration::from_millis(500)),
+        )
+        .await
+        .unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut outside)
+            .await
+            .expect("the writer holds no transaction");
+        sqlx::query("ROLLBACK").execute(&mut outside).await.unwrap();
+    }
+
+    async fn writable_within(store: &SqliteStore, writable: bool) {
+        let mut watch = store.writable();
+        tokio::time::timeout(Duration::from_secs(10), watch.wait_for(|&w| w == writable))
+            .await
+            .unwrap_or_else(|_| panic!("writable = {writable} within 10 s"))
+            .unwrap();
+    }
+
+    /// Issue 11, item 1, with SQLite's page limit standing in for a full
+    /// disk: once writes fail, each is answered with an error (none is
+    /// acknowledged unstored), no transaction stays open, the store reports
+    /// itself unwritable, and it takes writes again by itself once there
+    /// is room, having lost nothing it acknowledged.
+    #[tokio::test]
+    async fn a_full_database_fails_each_write_and_recovers_when_room_returns() {
+        let (dir, store) = store_with(Durability::Full, "g", 4).await;
+        let path = dir.path().join("games.db");
+        let mut answers = Vec::new();
+        store.limit_pages(Some(store.page_count().await + 8));
+        let mut failed = 0;
+        for n in 0..200 {
+            // New games of 2 KiB grow the file; moves of the first four
+            // games do not need new pages.
+            answers.push(create_game(&store, &format!("new{n}"), 2048).await);
+            answers.push(advance(&store, &format!("g{}", n % 4), n / 4 + 2).await);
+            if answers.iter().any(|a| a.result.is_err()) {
+                failed += 1;
+            }
+            if failed > 20 {
+                break;
+            }
+        }
+        assert!(failed > 0, "the page limit made writes fail");
+        for answer in answers.iter().filter(|a| a.result.is_err()) {
+            assert!(
+                matches!(
+                    answer.result,
+                    Err(StoreError::WriteFailed {
+                        applied: Applied::No,
+                        ..
+                    })
+                ),
+                "{answer:?}"
+            );
+        }
+        nothing_left_open(&path).await;
+        // Still full: a new game is refused again, and the store says so
+        // (until a write fits: moves of existing games still do).
+        let refused = create_game(&store, "still-full", 8192).await;
+        assert!(refused.result.is_err());
+        assert!(!*store.writable().borrow());
+        answers.push(refused);
+
+        store.limit_pages(None);
+        writable_within(&store, true).await;
+        answers.push(create_game(&store, "after", 8192).await);
+        assert!(answers.last().unwrap().result.is_ok());
+        drop(store);
+        check_promise(&path, &answers).await;
+    }
+
+    /// The fault-injection suite: a storage error at each step of a
+    /// commit, alone and in a group. The answer says what happened; the
+    /// next write works; the promise holds on the file.
+    #[tokio::test]
+    async fn a_storage_error_at_each_step_of_a_commit_keeps_the_promise() {
+        let steps = [
+            (Fault::BeforeBegin, Applied::No),
+            (Fault::InStatements, Applied::No),
+            (Fault::AtCommit, Applied::Unknown),
+            (Fault::AfterCommit, Applied::Unknown),
+        ];
+        for (fault, applied) in steps {
+            let (dir, store) = store_with(Durability::Full, "g", 8).await;
+            let path = dir.path().join("games.db");
+            let mut answers = Vec::new();
+
+            // Alone.
+            store.plan(&[Some(fault)]);
+            let failed = advance(&store, "g0", 2).await;
+            match &failed.result {
+                Err(StoreError::WriteFailed { applied: a, .. }) => assert_eq!(*a, applied),
+                other => panic!("{fault:?}: {other:?}"),
+            }
+            answers.push(failed);
+            assert!(!*store.writable().borrow(), "{fault:?}");
+            nothing_left_open(&path).await;
+            // The next write opens a new connection and lands.
+            let next = create_game(&store, "after-alone", 10).await;
+            assert!(next.result.is_ok(), "{fault:?}: {next:?}");
+            answers.push(next);
+            assert!(*store.writable().borrow());
+
+            // In a group: every write of it gets the failure.
+            store.plan(&[Some(fault)]);
+            let writes = (1..8).map(|g| {
+                let store = store.clone();
+                tokio::spawn(async move { advance(&store, &format!("g{g}"), 2).await })
+            });
+            for task in writes.collect::<Vec<_>>() {
+                answers.push(task.await.unwrap());
+            }
+            nothing_left_open(&path).await;
+            // A retry of an unknown outcome finds it by its request id, or
+            // applies it now.
+            for g in 0..8 {
+                let id = format!("g{g}");
+                let stored = store.load(&id).await.unwrap().unwrap().version;
+                if stored == 1 {
+                    let retry = advance(&store, &id, 2).await;
+                    assert!(retry.result.is_ok(), "{fault:?}: {retry:?}");
+                    answers.push(retry);
+                } else {
+                    let request = store.request(&id, &format!("{id}-v2")).await.unwrap();
+                    assert!(
+                        request.is_some(),
+                        "{fault:?}: stored without its request id"
+                    );
+                }
+            }
+            drop(store);
+            check_promise(&path, &answers).await;
+        }
+    }
+
+    /// While writes fail, the writer tries one of its own now and then: the
+    /// store says it is writable again without any caller writing.
+    #[tokio::test]
+    async fn the_store_finds_by_itself_that_writes_work_again() {
+        let (_dir, store) = store_with(Durability::Full, "g", 1).await;
+        // The write and the next two probes fail; the third probe works.
+        store.plan(&[Some(Fault::BeforeBegin); 3]);
+        assert!(advance(&store, "g0", 2).await.result.is_err());
+        assert!(!*store.writable().borrow());
+        let started = std::time::Instant::now();
+        writable_within(&store, true).await;
+        assert!(
+            started.elapsed() >= PROBE_INTERVAL * 2,
+            "two probes failed first"
+        );
+        assert!(advance(&store, "g0", 2).await.result.is_ok());
+    }
+
+    /// A clean close copies the whole log into the database file: the file
+    /// alone, copied elsewhere, holds every game.
+    #[tokio::test]
+    async fn closing_leaves_every_game_in_the_database_file_alone() {
+        let (dir, store) = store_with(Durability::Full, "g", 50).await;
+        let path = dir.path().join("games.db");
+        for g in 0..50 {
+            advance(&store, &format!("g{g}"), 2).await.result.unwrap();
+        }
+        store.close().await;
+        let wal = dir.path().join("games.db-wal");
+        let left = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        assert_eq!(left, 0, "the log is empty after a clean close");
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::copy(&path, copy.path().join("games.db")).unwrap();
+        let reopened = SqliteStore::open(&copy.path().join("games.db"), Durability::Full)
+            .await
+            .unwrap();
+        for g in 0..50 {
+            let game = reopened.load(&format!("g{g}")).await.unwrap().unwrap();
+            assert_eq!(game.version, 2);
+        }
+        let closed = advance(&store, "g0", 3).await;
+        assert!(matches!(closed.result, Err(StoreError::Closed)));
+    }
+
+    /// A damaged row fails its own reads with `Corrupt` (no panic); other
+    /// games read as before.
+    #[tokio::test]
+    async fn a_corrupt_row_is_reported_for_that_game_only() {
+        let (dir, store) = store_with(Durability::Full, "g", 2).await;
+        let mut connection = SqliteConnection::connect_with(
+            &SqliteConnectOptions::new().filename(dir.path().join("games.db")),
+        )
+        .await
+        .unwrap();
+        for damage in [
+            "UPDATE games SET state = CAST(x'7b22ff' AS TEXT) WHERE game_id = 'g0'",
+            "UPDATE games SET version = -3 WHERE game_id = 'g0'",
+            "UPDATE games SET white_token_hash = 12 WHERE game_id = 'g0'",
+        ] {
+            sqlx::query(damage).execute(&mut connection).await.unwrap();
+            let read = store.load("g0").await;
+            assert!(
+                matches!(read, Err(StoreError::Corrupt(_))),
+                "{damage}: {read:?}"
+            );
+            assert_eq!(store.load("g1").await.unwrap().unwrap().version, 1);
+        }
+        sqlx::query("UPDATE game_events SET events = CAST(x'5bff' AS TEXT) WHERE game_id = 'g0'")
+            .execute(&mut connection)
+            .await
+            .unwrap();
+        let read = store.events_after("g0", 0).await;
+        assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
+        assert_eq!(store.events_after("g1", 0).await.unwrap().len(), 1);
     }
 }

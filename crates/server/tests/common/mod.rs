@@ -16,7 +16,8 @@ pub type Client = GameServiceClient<Channel>;
 pub struct Fixture {
     pub server: ServerProcess,
     pub plugins: tempfile::TempDir,
-    pub data: tempfile::TempDir,
+    /// The data folder, when the fixture made it.
+    pub data: Option<tempfile::TempDir>,
 }
 
 /// A server with the standard plugin.
@@ -42,18 +43,33 @@ pub fn start_plakoto_and_standard() -> Fixture {
 
 /// A server with these plugins (library, file name) and extra arguments.
 pub fn start_with_plugins(plugins: &[(&str, &str)], args: &[&str]) -> Fixture {
-    let plugins = plugin_dir(plugins);
     let data = tempfile::tempdir().unwrap();
+    let mut fixture = start_with_plugins_in(plugins, data.path(), args);
+    fixture.data = Some(data);
+    fixture
+}
+
+/// A server with the standard plugin on a data folder of the caller's.
+pub fn start_in(data: &std::path::Path, args: &[&str]) -> Fixture {
+    start_with_plugins_in(&[("bg_standard", "libbg_standard.so")], data, args)
+}
+
+fn start_with_plugins_in(
+    plugins: &[(&str, &str)],
+    data: &std::path::Path,
+    args: &[&str],
+) -> Fixture {
+    let plugins = plugin_dir(plugins);
     let server = ServerProcess::start_with(
         env!("CARGO_BIN_EXE_backgammond").as_ref(),
         plugins.path(),
-        data.path(),
+        data,
         args,
     );
     Fixture {
         server,
         plugins,
-        data,
+        data: None,
     }
 }
 

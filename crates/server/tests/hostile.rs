@@ -1,0 +1,257 @@
+//! What a hostile or careless client can send: bytes that are not a
+//! message, requests over the size limit, odd `authorization` headers,
+//! game ids in every spelling. Each gets a clear error with a reason (or
+//! works), and the server goes on.
+
+mod common;
+
+use bg_api::v1 as pb;
+use common::*;
+use prost::Message;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codegen::http::uri::PathAndQuery;
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+use tonic_types::StatusExt;
+
+/// A codec that sends and receives raw bytes, whatever they are.
+#[derive(Clone, Copy, Default)]
+struct Raw;
+
+impl Encoder for Raw {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        use bytes::BufMut;
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for Raw {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
+        use bytes::Buf;
+        Ok(Some(src.copy_to_bytes(src.remaining()).to_vec()))
+    }
+}
+
+impl Codec for Raw {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = Raw;
+    type Decoder = Raw;
+    fn encoder(&mut self) -> Raw {
+        Raw
+    }
+    fn decoder(&mut self) -> Raw {
+        Raw
+    }
+}
+
+/// Sends `bytes` as the request of unary `method`.
+async fn send_raw(channel: &Channel, method: &str, bytes: Vec<u8>) -> Result<Vec<u8>, Status> {
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.unwrap();
+    let path = PathAndQuery::try_from(format!("/backgammon.v1.GameService/{method}")).unwrap();
+    grpc.unary(Request::new(bytes), path, Raw)
+        .await
+        .map(|r| r.into_inner())
+}
+
+async fn channel(addr: &str) -> Channel {
+    tonic::transport::Endpoint::from_shared(addr.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap()
+}
+
+/// Issue 11, item 6: bytes that are not the method's message are the
+/// caller's fault: INVALID_ARGUMENT with the reason MALFORMED_REQUEST. Any
+/// other error has a reason too, and the game is unchanged.
+#[tokio::test]
+async fn bytes_that_are_not_a_message_are_invalid_argument_with_a_reason() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let channel = channel(&fixture.server.addr).await;
+    let methods = [
+        "GetGame",
+        "LegalPlays",
+        "NewGame",
+        "Roll",
+        "Move",
+        "Double",
+        "Resign",
+    ];
+    for method in methods {
+        for bytes in [
+            vec![0xff, 0xff, 0xff],
+            vec![0x0a, 0xff],
+            vec![0x0a, 0x05, 0x41],
+        ] {
+            let status = send_raw(&channel, method, bytes.clone()).await.unwrap_err();
+            assert_eq!(
+                (status.code(), reason(&status).as_str()),
+                (Code::InvalidArgument, "MALFORMED_REQUEST"),
+                "{method} {bytes:02x?}: {status:?}"
+            );
+        }
+    }
+    // Random bytes: some happen to decode (unknown fields are skipped);
+    // whatever the answer, an error always says why.
+    let mut rng = StdRng::seed_from_u64(6);
+    for n in 0..300 {
+        let method = methods[n % methods.len()];
+        let length = rng.random_range(1..40);
+        let bytes: Vec<u8> = (0..length).map(|_| rng.random()).collect();
+        if let Err(status) = send_raw(&channel, method, bytes.clone()).await {
+            assert!(
+                status.get_details_error_info().is_some(),
+                "{method} {bytes:02x?}: {status:?} has no ErrorInfo"
+            );
+            assert_ne!(
+                status.code(),
+                Code::Internal,
+                "{method} {bytes:02x?}: {status:?}"
+            );
+        }
+    }
+    assert_eq!(get_game(&mut client, &g).await, g.game, "nothing changed");
+}
+
+/// A request over the documented 64 KiB limit: OUT_OF_RANGE, with the
+/// reason REQUEST_TOO_LARGE; one just under it is judged as usual.
+#[tokio::test]
+async fn a_request_over_the_size_limit_is_out_of_range_with_a_reason() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let huge = move_request(&g, &"24/23 ".repeat(12_000), "");
+    assert!(huge.encoded_len() > 64 * 1024);
+    let status = client
+        .r#move(with_token(huge, g.to_act_token()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::OutOfRange, "REQUEST_TOO_LARGE"),
+        "{status:?}"
+    );
+    assert!(status.message().contains("65536"), "{status:?}");
+    let large = move_request(&g, &"24/23 ".repeat(10_000), "");
+    assert!(large.encoded_len() < 64 * 1024);
+    let status = client
+        .r#move(with_token(large, g.to_act_token()))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert_eq!(get_game(&mut client, &g).await, g.game, "nothing changed");
+}
+
+#[tokio::test]
+async fn an_unknown_method_is_unimplemented_with_a_reason() {
+    let fixture = start();
+    let channel = channel(&fixture.server.addr).await;
+    let status = send_raw(&channel, "Teleport", Vec::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Unimplemented, "UNKNOWN_METHOD")
+    );
+}
+
+fn roll_with_header(g: &Game, authorization: &str) -> Request<pb::RollRequest> {
+    let mut request = Request::new(pb::RollRequest {
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+    });
+    request
+        .metadata_mut()
+        .insert("authorization", authorization.parse().unwrap());
+    request
+}
+
+/// Issue 11, item 8: the scheme is case-insensitive (RFC 7235); a scheme
+/// without a token is no token at all (UNAUTHENTICATED, as documented).
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive_and_an_empty_token_is_no_token() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    // The opening roll is thrown: a Roll by the seat on turn shows its
+    // dice again (and by the other seat, NOT_YOUR_TURN): the answer shows
+    // the token was taken as that seat's.
+    let token = g.to_act_token();
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let shown = client
+            .roll(roll_with_header(&g, &format!("{scheme} {token}")))
+            .await
+            .unwrap_or_else(|s| panic!("{scheme}: {s:?}"))
+            .into_inner();
+        assert_eq!(shown, g.game, "{scheme}");
+    }
+    for header in ["Bearer ", "Bearer    ", "bearer", "Basic abc", "Bearer"] {
+        let status = client.roll(roll_with_header(&g, header)).await.unwrap_err();
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (Code::Unauthenticated, "TOKEN_MISSING"),
+            "{header:?}"
+        );
+    }
+}
+
+/// Issue 11, item 8: every spelling of a game's UUID names that game, in
+/// reads and in actions; a retry spelled otherwise is the same request.
+#[tokio::test]
+async fn a_game_id_in_any_spelling_of_its_uuid_names_the_game() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let id = g.id();
+    let spellings = [
+        id.to_uppercase(),
+        id.replace('-', ""),
+        format!("{{{id}}}"),
+        format!("urn:uuid:{id}"),
+    ];
+    for spelled in &spellings {
+        let game = client
+            .get_game(pb::GetGameRequest {
+                game_id: spelled.clone(),
+            })
+            .await
+            .unwrap_or_else(|s| panic!("{spelled}: {s:?}"))
+            .into_inner();
+        assert_eq!(game, g.game, "{spelled}");
+    }
+    let play = g.game.legal_plays[0].notation.clone();
+    let mut request = move_request(&g, &play, "spelled");
+    request.game_id = spellings[0].clone();
+    let moved = client
+        .r#move(with_token(request.clone(), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((moved.game_id.as_str(), moved.version), (id.as_str(), 2));
+    request.game_id = spellings[3].clone();
+    let retried = client
+        .r#move(with_token(request, g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retried, moved, "the retry is answered as first");
+    let status = client
+        .get_game(pb::GetGameRequest {
+            game_id: format!("{id}x"),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+}
