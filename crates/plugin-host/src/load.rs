@@ -9,6 +9,11 @@ use crate::plugin::Plugin;
 /// Why a file could not be loaded as a plugin.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    #[error("{path}: could not be copied for loading: {source}")]
+    Copy {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: not a loadable library: {source:?}")]
     Open {
         path: PathBuf,
@@ -124,13 +129,44 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
     })
 }
 
+/// Opens a private copy of the file, never the file itself.
+///
+/// The loader maps the library's file into memory: had it mapped the file
+/// in the plugin folder, an operator overwriting that file in place (as
+/// `cp` does) would change the running code under the server, which then
+/// crashes. So the file is copied into a folder of its own that only
+/// this process may enter (a fresh temporary folder, mode 0700), opened
+/// from there, and the copy deleted at once: the mapping keeps the bytes,
+/// and no one can reach them any more. Whatever happens to the plugin
+/// folder afterwards, the code that runs stays the code that was loaded.
 #[cfg(unix)]
 fn open(path: &Path) -> Result<libloading::os::unix::Library, LoadError> {
     use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
-    // SAFETY: loading runs the library's initialisers; plugins are trusted
-    // code from the operator's plugin folder.
-    unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map_err(|source| LoadError::Open {
+    let copy_failed = |source| LoadError::Copy {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let private = tempfile::Builder::new()
+        .prefix("bg-plugin-")
+        .tempdir()
+        .map_err(copy_failed)?;
+    let file_name = path
+        .file_name()
+        .unwrap_or(std::ffi::OsStr::new("plugin.so"));
+    let copy = private.path().join(file_name);
+    std::fs::copy(path, &copy).map_err(copy_failed)?;
+    // SAFETY: loading runs the library's initialisers; plugins are trusted
+    // code from the operator's plugin folder.
+    let library = unsafe { Library::open(Some(&copy), RTLD_NOW | RTLD_LOCAL) }.map_err(|source| {
+        LoadError::Open {
+            path: path.to_path_buf(),
+            source,
+        }
+    });
+    // The folder and the copy go now (the mapping stays); a failure to
+    // remove them leaves a stray temporary folder, nothing worse.
+    if let Err(e) = private.close() {
+        tracing::warn!(path = %path.display(), error = %e, "removing the private copy of a plugin");
+    }
+    library
 }

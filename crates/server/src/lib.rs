@@ -7,6 +7,7 @@
 //! rules (those come from plugins) and never computes legality itself.
 
 pub mod convert;
+pub mod data_dir;
 pub mod error;
 pub mod games;
 pub mod service;
@@ -25,6 +26,8 @@ use tokio::sync::watch;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
+
+use crate::data_dir::DataDir;
 
 /// Requests larger than this are refused: game messages are small.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -58,12 +61,13 @@ pub async fn run(
     let health = Arc::new(Health::new(reporter));
     health.set(ServingStatus::NotServing).await;
 
-    std::fs::create_dir_all(&config.data_dir)
-        .with_context(|| format!("creating data directory {}", config.data_dir.display()))?;
-    let database = config.data_dir.join("games.db");
+    let data = DataDir::lock(&config.data_dir)?;
+    data.check_database_present()?;
+    let database = data.database();
     let store = SqliteStore::open(&database, config.durability)
         .await
         .with_context(|| format!("opening {}", database.display()))?;
+    let secret = data.token_key(&store).await?;
     let plugins = Arc::new(PluginHost::with_dirs(config.plugin_dirs.clone()));
     let report = plugins.scan().context("loading plugins")?;
     if let Some(folder) = report.unreadable.first() {
@@ -83,7 +87,6 @@ pub async fn run(
         move || rescan_plugins(scanned.clone()),
     ));
 
-    let secret = load_secret(&config.data_dir.join("server.key"))?;
     if let Some(retention) = config.request_retention {
         let every = (retention / 4).clamp(Duration::from_millis(250), Duration::from_secs(3600));
         let store = store.clone();
@@ -119,7 +122,11 @@ pub async fn run(
     tokio::spawn(follow_storage(health.clone(), writable, stop_rx));
     // A stable line that scripts and test containers wait for.
     tracing::info!(%address, "listening");
-    println!("backgammond listening on {address}");
+    {
+        use std::io::Write;
+        // Never a panic if stdout is gone (println! would panic).
+        let _ = writeln!(std::io::stdout(), "backgammond listening on {address}");
+    }
 
     let (begun_tx, mut begun) = watch::channel(false);
     let stopping = async move {
@@ -166,36 +173,6 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(())
-}
-
-/// The key seat tokens are derived from, created on first start (only the
-/// owner may read it). Replicas sharing a database must share this file.
-fn load_secret(path: &std::path::Path) -> anyhow::Result<[u8; 32]> {
-    match std::fs::read(path) {
-        Ok(bytes) => bytes
-            .try_into()
-            .map_err(|_| anyhow::anyhow!("{} is not a 32-byte key", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            use rand::Rng;
-            let key: [u8; 32] = rand::rng().random();
-            let tmp = path.with_extension("tmp");
-            {
-                use std::io::Write;
-                #[cfg(unix)]
-                use std::os::unix::fs::OpenOptionsExt;
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create(true).truncate(true);
-                #[cfg(unix)]
-                options.mode(0o600);
-                let mut file = options.open(&tmp)?;
-                file.write_all(&key)?;
-                file.sync_all()?;
-            }
-            std::fs::rename(&tmp, path)?;
-            Ok(key)
-        }
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
 }
 
 /// The reflection service's builder, with every service the server runs.

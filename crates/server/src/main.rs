@@ -71,6 +71,13 @@ enum Sub {
     /// Exits 0 if the server at --listen reports SERVING, 1 otherwise (for
     /// container health checks).
     Healthcheck,
+    /// Copies the data folder (--data-dir) into a new folder, consistently,
+    /// while a server may go on using it: the database, compacted, and
+    /// its server.key. To restore, start a server on the copy.
+    Backup {
+        /// The folder to create and fill.
+        target: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -94,16 +101,21 @@ fn main() -> Result<()> {
     }
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    // A log line that cannot be written (stderr on a full disk) is lost,
+    // never a panic: tracing-subscriber would report it with eprintln!,
+    // which panics when stderr fails, and the call logging it would die.
     match cli.log_format {
         LogFormat::Text => tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .with_writer(std::io::stderr)
+            .log_internal_errors(false)
             .init(),
         LogFormat::Json => tracing_subscriber::fmt()
             .json()
             .with_env_filter(filter)
             .with_writer(std::io::stderr)
+            .log_internal_errors(false)
             .init(),
     }
     let runtime = tokio::runtime::Runtime::new()?;
@@ -117,6 +129,15 @@ fn main() -> Result<()> {
         Some(Sub::Healthcheck) => {
             let serving = runtime.block_on(healthcheck(cli.listen));
             std::process::exit(if serving { 0 } else { 1 });
+        }
+        Some(Sub::Backup { target }) => {
+            runtime.block_on(bg_server::data_dir::backup(&cli.data_dir, &target))?;
+            println!(
+                "backed up {} into {} (games.db and server.key)",
+                cli.data_dir.display(),
+                target.display()
+            );
+            Ok(())
         }
         None => {
             let config = Config {

@@ -701,14 +701,20 @@ async fn a_roll_that_must_pass_shows_its_dice_in_the_last_events() {
 
 /// Two servers on one database, as replicas share one: an action that
 /// expects a version the game reached through the other server is judged
-/// on that version, not refused against a stale copy in memory.
+/// on that version, not refused against a stale copy in memory. (One
+/// server per data folder is the rule with SQLite, so replicas are made
+/// here of two data folders whose games.db is one file, by a symlink.)
 #[tokio::test]
 async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
     let a = start();
+    let a_data = a.data.as_ref().unwrap().path();
+    let b_data = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(a_data.join("games.db"), b_data.path().join("games.db")).unwrap();
+    std::fs::copy(a_data.join("server.key"), b_data.path().join("server.key")).unwrap();
     let b = bg_tests::server::ServerProcess::start_with(
         env!("CARGO_BIN_EXE_backgammond").as_ref(),
         a.plugins.path(),
-        a.data.as_ref().unwrap().path(),
+        b_data.path(),
         &[],
     );
     let mut on_a = connect(&a.server.addr).await;

@@ -197,3 +197,47 @@ async fn plakoto_plays_through_the_api_with_pins_shown_and_the_winner_starting_a
         assert_eq!(g.game.phase, pb::Phase::Roll as i32);
     }
 }
+
+/// Issue 11, item 2: the files of loaded plugins are the operator's to
+/// overwrite, truncate, replace or delete while the server runs: none of
+/// it can crash the server (each plugin runs from a private copy), and
+/// the variant already loaded keeps working until a restart.
+#[tokio::test]
+async fn overwriting_a_loaded_plugin_file_never_crashes_the_server() {
+    let fixture = start_with_plugins(
+        &[
+            ("bg_caucasian", "libbg_caucasian.so"),
+            ("bg_standard", "libbg_standard.so"),
+        ],
+        &[],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+    let mut g = variant_match(&mut client, "caucasian", pb::MatchSettings::default()).await;
+    let file = fixture.plugins.path().join("libbg_caucasian.so");
+    let standard = bg_tests::plugin_file("bg_standard");
+    // In place, as `cp` does: same file, new bytes (this crashed the
+    // server when it ran the file itself).
+    std::fs::copy(&standard, &file).unwrap();
+    let plays = |g: &mut Game| g.game.phase != pb::Phase::MatchOver as i32;
+    for _ in 0..20 {
+        if plays(&mut g) {
+            step(&mut client, &mut g, &mut rng).await;
+        }
+    }
+    // Truncated, garbage, deleted: still no crash, the variant still plays.
+    std::fs::write(&file, b"").unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    std::fs::write(&file, vec![0x7f; 100_000]).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    std::fs::remove_file(&file).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..20 {
+        if plays(&mut g) {
+            step(&mut client, &mut g, &mut rng).await;
+        }
+    }
+    assert_eq!(variant_names(&mut client).await, ["caucasian", "standard"]);
+    let again = variant_match(&mut client, "caucasian", pb::MatchSettings::default()).await;
+    assert_eq!(again.game.variant, "caucasian");
+}

@@ -79,6 +79,9 @@ pub struct RequestRecord {
 /// The scope of NewGame's request ids.
 pub const NEW_GAME_SCOPE: &str = "new-game";
 
+/// The setting that names the key the games' seat tokens derive from.
+pub const TOKEN_KEY_FINGERPRINT: &str = "token_key_fingerprint";
+
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -173,6 +176,21 @@ pub trait GameStore: Send + Sync + 'static {
         scope: &str,
         request_id: &str,
     ) -> impl Future<Output = Result<Option<RequestRecord>, StoreError>> + Send;
+
+    /// Whether any game is stored.
+    fn holds_games(&self) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// A setting of the database as a whole (see [`TOKEN_KEY_FINGERPRINT`]).
+    fn setting(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, StoreError>> + Send;
+
+    fn set_setting(
+        &self,
+        name: &str,
+        value: &[u8],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Forgets the request ids of actions recorded before `before`;
     /// returns how many. A retry that comes later is judged afresh, and its

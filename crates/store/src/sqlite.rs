@@ -158,6 +158,26 @@ impl SqliteStore {
         })
     }
 
+    /// Writes a consistent copy of the database at `path` into `target`
+    /// (which must not exist), compacted, while servers may go on using
+    /// it: SQLite's `VACUUM INTO` reads one snapshot of the database,
+    /// committed log included.
+    pub async fn backup(path: &Path, target: &Path) -> Result<(), StoreError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .busy_timeout(Duration::from_secs(10));
+        let mut connection = SqliteConnection::connect_with(&options).await?;
+        let target = target.to_str().ok_or_else(|| {
+            StoreError::Corrupt(format!("{} is not a UTF-8 path", target.display()))
+        })?;
+        sqlx::query("VACUUM INTO ?")
+            .bind(target)
+            .execute(&mut connection)
+            .await?;
+        connection.close().await?;
+        Ok(())
+    }
+
     async fn write(&self, kind: WriteKind) -> Result<(), StoreError> {
         let (done, result) = oneshot::channel();
         self.jobs
@@ -936,6 +956,38 @@ impl GameStore for SqliteStore {
             })
         })
         .transpose()
+    }
+
+    async fn holds_games(&self) -> Result<bool, StoreError> {
+        let any: Option<i64> = sqlx::query_scalar("SELECT 1 FROM games LIMIT 1")
+            .fetch_optional(&self.readers)
+            .await?;
+        Ok(any.is_some())
+    }
+
+    async fn setting(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = sqlx::query("SELECT value FROM settings WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&self.readers)
+            .await?;
+        row.map(|row| column(&row, "value", &format!("setting {name}")))
+            .transpose()
+    }
+
+    async fn set_setting(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        // Set at startup, before any game is written: a connection of its
+        // own is simplest.
+        let mut connection = SqliteConnection::connect_with(&self.options).await?;
+        sqlx::query(
+            "INSERT INTO settings (name, value) VALUES (?, ?) \
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        )
+        .bind(name)
+        .bind(value)
+        .execute(&mut connection)
+        .await?;
+        connection.close().await?;
+        Ok(())
     }
 
     async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {

@@ -283,3 +283,41 @@ pub async fn step(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
     );
     g.game = next;
 }
+
+/// Starts backgammond on these folders expecting it to refuse: its exit
+/// code and what it printed on stderr (it is killed if still running
+/// after 20 s, and the test fails).
+pub fn refused_start(data: &std::path::Path, plugins: &std::path::Path) -> (i32, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
+        .arg("--listen")
+        .arg("127.0.0.1:0")
+        .arg("--plugin-dir")
+        .arg(plugins)
+        .arg("--data-dir")
+        .arg(data)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("backgammond started where it should have refused");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status.code().unwrap_or(-1), stderr)
+}

@@ -1,0 +1,197 @@
+//! The data folder: the games database (`games.db`) and the key seat
+//! tokens derive from (`server.key`), which belong together, and the lock
+//! that keeps a second server out.
+//!
+//! One server at a time uses a data folder: it holds an exclusive lock on
+//! `DATA_DIR/lock` while it runs (several replicas are for a shared
+//! database server, not a shared file). At startup the key and the
+//! database are checked against each other, so that a lost or replaced
+//! key, or a lost database, stops the server with a message instead of
+//! answering with tokens that do not work.
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use bg_store::{GameStore, TOKEN_KEY_FINGERPRINT};
+use sha2::{Digest, Sha256};
+
+/// A data folder this process holds the lock of (until it is dropped).
+#[derive(Debug)]
+pub struct DataDir {
+    path: PathBuf,
+    _lock: File,
+}
+
+impl DataDir {
+    /// Creates the folder if needed and takes its lock, or says which
+    /// process holds it.
+    pub fn lock(path: &Path) -> anyhow::Result<DataDir> {
+        std::fs::create_dir_all(path)
+            .with_context(|| format!("creating data directory {}", path.display()))?;
+        let lock_path = path.join("lock");
+        let mut lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .with_context(|| format!("opening {}", lock_path.display()))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = lock.read_to_string(&mut holder);
+                bail!(
+                    "another backgammond (pid {}) is using the data folder {}: one server per data folder (stop it first, or give this one another --data-dir)",
+                    holder.trim(),
+                    path.display()
+                );
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("locking {}", lock_path.display()));
+            }
+        }
+        // Who holds it, for the message above (best effort).
+        let _ = lock.set_len(0);
+        let _ = lock.rewind();
+        let _ = write!(lock, "{}", std::process::id());
+        Ok(DataDir {
+            path: path.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    pub fn database(&self) -> PathBuf {
+        self.path.join("games.db")
+    }
+
+    pub fn key_file(&self) -> PathBuf {
+        self.path.join("server.key")
+    }
+
+    /// Refuses a key whose database is gone: a missing or empty games.db
+    /// beside an existing server.key means the database was lost.
+    pub fn check_database_present(&self) -> anyhow::Result<()> {
+        let database = self.database();
+        let empty = std::fs::metadata(&database).map_or(true, |m| m.len() == 0);
+        if empty && self.key_file().exists() {
+            bail!(
+                "{} is missing or empty, yet {} exists: the games database was lost. Restore games.db from a backup (with the server.key taken with it); to start afresh with no games, move server.key away",
+                database.display(),
+                self.key_file().display()
+            );
+        }
+        Ok(())
+    }
+
+    /// The token key, checked against the database: created on first use;
+    /// refused when the database holds games and the key is missing or not
+    /// the one their tokens were made with.
+    pub async fn token_key(&self, store: &impl GameStore) -> anyhow::Result<[u8; 32]> {
+        let path = self.key_file();
+        let holds_games = store.holds_games().await?;
+        let recorded = store.setting(TOKEN_KEY_FINGERPRINT).await?;
+        let key = match read_key(&path)? {
+            Some(key) => key,
+            None if holds_games => bail!(
+                "{} is missing, but the database holds games whose seat tokens derive from it: restore the server.key that was kept with games.db (backgammond refuses to make a new key, which would make every token fail)",
+                path.display()
+            ),
+            None => create_key(&path)?,
+        };
+        let fingerprint = fingerprint(&key);
+        match recorded {
+            Some(recorded) if recorded == fingerprint => {}
+            Some(_) if holds_games => bail!(
+                "{} is not the key this database's games were made with (its fingerprint differs): restore the server.key that was kept with games.db",
+                path.display()
+            ),
+            _ => store
+                .set_setting(TOKEN_KEY_FINGERPRINT, &fingerprint)
+                .await
+                .context("recording the token key's fingerprint")?,
+        }
+        Ok(key)
+    }
+}
+
+/// SHA-256 of the key, with a label: names the key, reveals nothing of it.
+fn fingerprint(key: &[u8; 32]) -> Vec<u8> {
+    let mut hash = Sha256::new();
+    hash.update(b"backgammon token key fingerprint v1\0");
+    hash.update(key);
+    hash.finalize().to_vec()
+}
+
+fn read_key(path: &Path) -> anyhow::Result<Option<[u8; 32]>> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let key = bytes
+                .try_into()
+                .map_err(|_| anyhow::anyhow!("{} is not a 32-byte key", path.display()))?;
+            Ok(Some(key))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// A new random key, written whole (temporary file, fsync, rename), readable
+/// by its owner only.
+fn create_key(path: &Path) -> anyhow::Result<[u8; 32]> {
+    use rand::Rng;
+    let key: [u8; 32] = rand::rng().random();
+    write_key(path, &key)?;
+    Ok(key)
+}
+
+pub fn write_key(path: &Path, key: &[u8; 32]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        #[cfg(unix)]
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        options.mode(0o600);
+        let mut file = options
+            .open(&tmp)
+            .with_context(|| format!("creating {}", tmp.display()))?;
+        file.write_all(key)?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// `backgammond backup`: a consistent copy of a data folder (the database,
+/// compacted, and the key) into a new folder, while a server may go on
+/// using the original. The copy is itself a data folder: start a server
+/// on it (or copy its two files back) to restore.
+pub async fn backup(data_dir: &Path, target: &Path) -> anyhow::Result<()> {
+    let database = data_dir.join("games.db");
+    let key_file = data_dir.join("server.key");
+    if !database.exists() {
+        bail!("{} holds no games database", data_dir.display());
+    }
+    let key = read_key(&key_file)?
+        .ok_or_else(|| anyhow::anyhow!("{} holds no server.key", data_dir.display()))?;
+    std::fs::create_dir(target).with_context(|| {
+        format!(
+            "creating {} (the backup goes into a new folder)",
+            target.display()
+        )
+    })?;
+    let copy = target.join("games.db");
+    bg_store::SqliteStore::backup(&database, &copy)
+        .await
+        .with_context(|| format!("copying {}", database.display()))?;
+    // On the disk before the command says it is done.
+    File::open(&copy)
+        .and_then(|file| file.sync_all())
+        .with_context(|| format!("syncing {}", copy.display()))?;
+    write_key(&target.join("server.key"), &key)?;
+    Ok(())
+}

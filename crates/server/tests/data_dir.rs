@@ -1,0 +1,259 @@
+//! The data folder as an operator handles it: a second server on it, a
+//! lost or replaced key, a lost database, a damaged row, a clean stop, a
+//! backup restored (issue 11, items 3, 4, 5, 7 and 8).
+
+mod common;
+
+use std::path::Path;
+
+use bg_api::v1 as pb;
+use common::*;
+use sqlx::Connection;
+use tonic::Code;
+
+fn data_of(fixture: &Fixture) -> &Path {
+    fixture
+        .data
+        .as_ref()
+        .expect("the fixture's own folder")
+        .path()
+}
+
+/// A game with one move played (version 2).
+async fn game_with_a_move(client: &mut Client) -> Game {
+    let mut g = new_game(client, pb::MatchSettings::default()).await;
+    let play = g.game.legal_plays[0].notation.clone();
+    g.game = client
+        .r#move(with_token(move_request(&g, &play, ""), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    g
+}
+
+/// The game as stored, and its seat tokens still working: a Roll by the
+/// seat on turn is applied.
+async fn still_playable(client: &mut Client, g: &Game) {
+    assert_eq!(get_game(client, g).await, g.game);
+    let rolled = client
+        .roll(roll(g, ""))
+        .await
+        .unwrap_or_else(|s| panic!("the seat's token works: {s:?}"))
+        .into_inner();
+    assert_eq!(rolled.version, g.game.version + 1);
+}
+
+/// Item 3: one server per data folder; the second says who holds it.
+#[tokio::test]
+async fn a_second_server_on_the_same_data_folder_refuses_to_start() {
+    let fixture = start();
+    let (code, stderr) = refused_start(data_of(&fixture), fixture.plugins.path());
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("another backgammond")
+            && stderr.contains(&fixture.server.pid().unwrap().to_string()),
+        "{stderr}"
+    );
+    // The first goes on.
+    let mut client = connect(&fixture.server.addr).await;
+    new_game(&mut client, pb::MatchSettings::default()).await;
+}
+
+/// Item 5: a lost key is not made again while games exist (their tokens
+/// derive from it); nor is another key taken.
+#[tokio::test]
+async fn a_missing_or_replaced_key_stops_a_server_whose_database_holds_games() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = game_with_a_move(&mut client).await;
+    fixture.server.kill();
+    let data = data_of(&fixture).to_path_buf();
+    let key = data.join("server.key");
+    let original = std::fs::read(&key).unwrap();
+
+    std::fs::remove_file(&key).unwrap();
+    let (code, stderr) = refused_start(&data, fixture.plugins.path());
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("server.key is missing") && stderr.contains("restore"),
+        "{stderr}"
+    );
+    assert!(!key.exists(), "no new key was made");
+
+    std::fs::write(&key, [7u8; 32]).unwrap();
+    let (code, stderr) = refused_start(&data, fixture.plugins.path());
+    assert_ne!(code, 0);
+    assert!(stderr.contains("not the key"), "{stderr}");
+
+    std::fs::write(&key, &original).unwrap();
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    still_playable(&mut client, &g).await;
+}
+
+/// Item 5: with no game stored, a missing key is simply made anew.
+#[tokio::test]
+async fn a_database_without_games_takes_a_new_key() {
+    let mut fixture = start();
+    fixture.server.kill();
+    let key = data_of(&fixture).join("server.key");
+    std::fs::remove_file(&key).unwrap();
+    fixture.server.restart();
+    assert!(key.exists());
+    let mut client = connect(&fixture.server.addr).await;
+    let g = game_with_a_move(&mut client).await;
+    still_playable(&mut client, &g).await;
+}
+
+/// Item 8: a key beside an empty (or missing) games.db means the database
+/// was lost: no silent empty start.
+#[tokio::test]
+async fn a_key_beside_an_empty_or_missing_database_stops_the_server() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    game_with_a_move(&mut client).await;
+    fixture.server.kill();
+    let data = data_of(&fixture).to_path_buf();
+    for file in ["games.db-wal", "games.db-shm"] {
+        let _ = std::fs::remove_file(data.join(file));
+    }
+    std::fs::write(data.join("games.db"), b"").unwrap();
+    let (code, stderr) = refused_start(&data, fixture.plugins.path());
+    assert_ne!(code, 0);
+    assert!(stderr.contains("database was lost"), "{stderr}");
+    std::fs::remove_file(data.join("games.db")).unwrap();
+    let (code, stderr) = refused_start(&data, fixture.plugins.path());
+    assert_ne!(code, 0);
+    assert!(stderr.contains("database was lost"), "{stderr}");
+}
+
+/// Item 4: a damaged row makes its game answer DATA_LOSS with a reason,
+/// on every call; every other game goes on.
+#[tokio::test]
+async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let damaged = game_with_a_move(&mut client).await;
+    let sound = game_with_a_move(&mut client).await;
+    fixture.server.kill();
+    let database = data_of(&fixture).join("games.db");
+    let mut connection =
+        sqlx::SqliteConnection::connect(&format!("sqlite://{}", database.display()))
+            .await
+            .unwrap();
+    sqlx::query("UPDATE games SET state = CAST(x'7b22ff' AS TEXT) WHERE game_id = ?")
+        .bind(damaged.id())
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+
+    let data_loss = |status: tonic::Status| {
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (Code::DataLoss, "STORAGE_CORRUPT"),
+            "{status:?}"
+        );
+    };
+    let id = damaged.id();
+    data_loss(
+        client
+            .get_game(pb::GetGameRequest {
+                game_id: id.clone(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    data_loss(
+        client
+            .legal_plays(pb::LegalPlaysRequest {
+                game_id: id.clone(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    data_loss(client.roll(roll(&damaged, "")).await.unwrap_err());
+    data_loss(
+        client
+            .watch_game(pb::WatchGameRequest {
+                game_id: id.clone(),
+                from_version: 0,
+            })
+            .await
+            .unwrap_err(),
+    );
+    still_playable(&mut client, &sound).await;
+    new_game(&mut client, pb::MatchSettings::default()).await;
+}
+
+/// Item 7: SIGTERM copies the log into games.db, so games.db alone (with
+/// its key) holds every game.
+#[tokio::test]
+async fn after_a_clean_stop_games_db_alone_holds_every_game() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut games = Vec::new();
+    for _ in 0..20 {
+        games.push(game_with_a_move(&mut client).await);
+    }
+    drop(client);
+    let (code, _) = fixture.server.terminate();
+    assert_eq!(code, Some(0));
+    let data = data_of(&fixture);
+    let wal = std::fs::metadata(data.join("games.db-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "no log is left beside games.db");
+
+    let copy = tempfile::tempdir().unwrap();
+    for file in ["games.db", "server.key"] {
+        std::fs::copy(data.join(file), copy.path().join(file)).unwrap();
+    }
+    let fixture = start_in(copy.path(), &[]);
+    let mut client = connect(&fixture.server.addr).await;
+    for g in &games {
+        still_playable(&mut client, g).await;
+    }
+}
+
+/// Item 7: `backgammond backup` copies a data folder while the server
+/// runs; a server started on the copy has every game, tokens working.
+#[tokio::test]
+async fn a_backup_taken_while_serving_restores_every_game() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut games = Vec::new();
+    for _ in 0..10 {
+        games.push(game_with_a_move(&mut client).await);
+    }
+    let target = tempfile::tempdir().unwrap();
+    let backup = target.path().join("backup");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
+        .arg("--data-dir")
+        .arg(data_of(&fixture))
+        .arg("backup")
+        .arg(&backup)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    // The server goes on meanwhile; the backup holds what was there.
+    new_game(&mut client, pb::MatchSettings::default()).await;
+
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
+        .arg("--data-dir")
+        .arg(data_of(&fixture))
+        .arg("backup")
+        .arg(&backup)
+        .output()
+        .unwrap();
+    assert!(
+        !again.status.success(),
+        "an existing folder is not overwritten"
+    );
+
+    let restored = start_in(&backup, &[]);
+    let mut client = connect(&restored.server.addr).await;
+    for g in &games {
+        still_playable(&mut client, g).await;
+    }
+}
