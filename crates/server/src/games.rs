@@ -359,13 +359,23 @@ impl<S: GameStore> Games<S> {
             .await
             .map_err(ApiError::store)?;
         last_events.retain(|e| e.version == record.version);
-        Ok(Live {
+        let live = Live {
             rules,
             record,
             game,
             last_events: api_events(&last_events),
             stale: false,
-        })
+        };
+        // A state that reads as JSON may still be one its variant refuses
+        // (a die of 9, a board cut short): damaged data, not a plugin bug.
+        if let Err(e) = live.snapshot()
+            && e.reason == "INVALID_INPUT"
+        {
+            return Err(ApiError::data_loss(format!(
+                "game {game_id}: its variant refuses the stored state"
+            )));
+        }
+        Ok(live)
     }
 
     pub async fn new_game(

@@ -141,13 +141,39 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
         sqlx::SqliteConnection::connect(&format!("sqlite://{}", database.display()))
             .await
             .unwrap();
-    sqlx::query("UPDATE games SET state = CAST(x'7b22ff' AS TEXT) WHERE game_id = ?")
+    // Bytes that are not text; then text that is JSON, but a state its
+    // variant refuses.
+    for damage in [
+        "CAST(x'7b22ff' AS TEXT)",
+        "json_set(state, '$.phase', 'move', '$.dice', json('{\"d1\": 9, \"d2\": 3}'))",
+        "json_set(state, '$.variant_state', json('[1, 0, 0]'))",
+    ] {
+        let original: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
+            .bind(damaged.id())
+            .fetch_one(&mut connection)
+            .await
+            .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE games SET state = {damage} WHERE game_id = ?"
+        )))
         .bind(damaged.id())
         .execute(&mut connection)
         .await
         .unwrap();
+        fixture.server.restart();
+        damaged_game_is_data_loss(&fixture, &damaged, &sound).await;
+        fixture.server.kill();
+        sqlx::query("UPDATE games SET state = ? WHERE game_id = ?")
+            .bind(original)
+            .bind(damaged.id())
+            .execute(&mut connection)
+            .await
+            .unwrap();
+    }
     connection.close().await.unwrap();
-    fixture.server.restart();
+}
+
+async fn damaged_game_is_data_loss(fixture: &Fixture, damaged: &Game, sound: &Game) {
     let mut client = connect(&fixture.server.addr).await;
 
     let data_loss = |status: tonic::Status| {
@@ -174,7 +200,7 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
             .await
             .unwrap_err(),
     );
-    data_loss(client.roll(roll(&damaged, "")).await.unwrap_err());
+    data_loss(client.roll(roll(damaged, "")).await.unwrap_err());
     data_loss(
         client
             .watch_game(pb::WatchGameRequest {
@@ -184,7 +210,7 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
             .await
             .unwrap_err(),
     );
-    still_playable(&mut client, &sound).await;
+    assert_eq!(get_game(&mut client, sound).await, sound.game);
     new_game(&mut client, pb::MatchSettings::default()).await;
 }
 

@@ -210,6 +210,11 @@ async fn nothing_acknowledged_is_lost(mut fixture: Fixture, fault: &mut dyn Faul
     let mut ledger = Ledger::default();
     play(&mut client, &mut games, &mut ledger, &mut rng, 60, 10).await;
     assert_eq!(ledger.failures, 0);
+    // Watchers of every game, from the start: what they are told.
+    let mut watchers = Vec::new();
+    for g in &games {
+        watchers.push((g.id(), watch(&mut client, g, 0).await));
+    }
 
     let pid = fixture.server.pid().expect("running");
     fault.start(pid);
@@ -224,9 +229,55 @@ async fn nothing_acknowledged_is_lost(mut fixture: Fixture, fault: &mut dyn Faul
     play(&mut client, &mut games, &mut ledger, &mut rng, 60, 10).await;
     assert_eq!(ledger.failures, failures, "writes work again");
 
+    // Each watcher heard of every version once, in order, and of nothing
+    // the store does not hold (checked after the restart).
+    let mut heard = Vec::new();
+    for (game_id, mut updates) in watchers {
+        let mut versions = Vec::new();
+        while let Ok(Ok(Some(update))) =
+            tokio::time::timeout(Duration::from_millis(300), updates.message()).await
+        {
+            versions.push((update.version, update.events));
+        }
+        let numbers: Vec<u64> = versions.iter().map(|(v, _)| *v).collect();
+        let expected: Vec<u64> = (1..=numbers.last().copied().unwrap_or(0)).collect();
+        assert_eq!(
+            numbers, expected,
+            "game {game_id}: every version once, in order"
+        );
+        heard.push((game_id, versions));
+    }
+
     fixture.server.kill();
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
+    for (game_id, versions) in &heard {
+        let stored: Vec<(u64, Vec<pb::GameEvent>)> = {
+            let mut stream = client
+                .watch_game(pb::WatchGameRequest {
+                    game_id: game_id.clone(),
+                    from_version: 0,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let mut all = Vec::new();
+            while let Ok(Ok(Some(update))) =
+                tokio::time::timeout(Duration::from_millis(300), stream.message()).await
+            {
+                all.push((update.version, update.events));
+            }
+            all
+        };
+        for (version, events) in versions {
+            let kept = stored.iter().find(|(v, _)| v == version);
+            assert_eq!(
+                kept.map(|(_, e)| e),
+                Some(events),
+                "game {game_id}: watchers heard version {version} as stored"
+            );
+        }
+    }
     for (sent, token, version) in &ledger.acknowledged {
         let again = send(&mut client, sent, token)
             .await
