@@ -134,14 +134,63 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
 /// The loader maps the library's file into memory: had it mapped the file
 /// in the plugin folder, an operator overwriting that file in place (as
 /// `cp` does) would change the running code under the server, which then
-/// crashes. So the file is copied into a folder of its own that only
-/// this process may enter (a fresh temporary folder, mode 0700), opened
-/// from there, and the copy deleted at once: the mapping keeps the bytes,
-/// and no one can reach them any more. Whatever happens to the plugin
-/// folder afterwards, the code that runs stays the code that was loaded.
+/// crashes. So the bytes are copied first, and the copy is what is loaded:
+/// whatever happens to the plugin folder afterwards, the code that runs
+/// stays the code that was loaded. (A plugin therefore cannot find
+/// libraries beside its file through an `$ORIGIN` run path.)
 #[cfg(unix)]
 fn open(path: &Path) -> Result<libloading::os::unix::Library, LoadError> {
-    use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+    #[cfg(target_os = "linux")]
+    if let Some(opened) = open_sealed_copy(path) {
+        return opened;
+    }
+    open_temporary_copy(path)
+}
+
+/// On Linux: the copy lives in memory (memfd), sealed against any change,
+/// and is opened through `/proc/self/fd`: no file system is written, so a
+/// read-only root or a `noexec` /tmp does not matter. None when memfds
+/// or /proc are not available here.
+#[cfg(target_os = "linux")]
+fn open_sealed_copy(path: &Path) -> Option<Result<libloading::os::unix::Library, LoadError>> {
+    use rustix::fs::{MemfdFlags, SealFlags, fcntl_add_seals, memfd_create};
+    use std::os::fd::AsRawFd;
+    if !Path::new("/proc/self/fd").is_dir() {
+        return None;
+    }
+    let memfd = memfd_create("bg-plugin", MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING).ok()?;
+    let mut copy = std::fs::File::from(memfd);
+    let copied = std::fs::File::open(path)
+        .and_then(|mut file| std::io::copy(&mut file, &mut copy))
+        .and_then(|_| {
+            fcntl_add_seals(
+                &copy,
+                SealFlags::WRITE | SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL,
+            )
+            .map_err(std::io::Error::from)
+        });
+    if let Err(source) = copied {
+        return Some(Err(LoadError::Copy {
+            path: path.to_path_buf(),
+            source,
+        }));
+    }
+    let by_descriptor = format!("/proc/self/fd/{}", copy.as_raw_fd());
+    let library = dlopen(path, Path::new(&by_descriptor));
+    if library.is_ok() {
+        // Kept open for good, like the library: the loader knows it by its
+        // /proc name, and another plugin opened later through the same
+        // descriptor number would be taken for this one.
+        std::mem::forget(copy);
+    }
+    Some(library)
+}
+
+/// Elsewhere: the copy goes into a fresh temporary folder that only this
+/// process may enter (mode 0700), is opened from there, and is deleted at
+/// once (the mapping keeps the bytes; no one can reach them any more).
+#[cfg(unix)]
+fn open_temporary_copy(path: &Path) -> Result<libloading::os::unix::Library, LoadError> {
     let copy_failed = |source| LoadError::Copy {
         path: path.to_path_buf(),
         source,
@@ -155,18 +204,23 @@ fn open(path: &Path) -> Result<libloading::os::unix::Library, LoadError> {
         .unwrap_or(std::ffi::OsStr::new("plugin.so"));
     let copy = private.path().join(file_name);
     std::fs::copy(path, &copy).map_err(copy_failed)?;
-    // SAFETY: loading runs the library's initialisers; plugins are trusted
-    // code from the operator's plugin folder.
-    let library = unsafe { Library::open(Some(&copy), RTLD_NOW | RTLD_LOCAL) }.map_err(|source| {
-        LoadError::Open {
-            path: path.to_path_buf(),
-            source,
-        }
-    });
+    let library = dlopen(path, &copy);
     // The folder and the copy go now (the mapping stays); a failure to
     // remove them leaves a stray temporary folder, nothing worse.
     if let Err(e) = private.close() {
         tracing::warn!(path = %path.display(), error = %e, "removing the private copy of a plugin");
     }
     library
+}
+
+/// Loads the library at `copy`; errors name the plugin's own `path`.
+#[cfg(unix)]
+fn dlopen(path: &Path, copy: &Path) -> Result<libloading::os::unix::Library, LoadError> {
+    use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+    // SAFETY: loading runs the library's initialisers; plugins are trusted
+    // code from the operator's plugin folder.
+    unsafe { Library::open(Some(copy), RTLD_NOW | RTLD_LOCAL) }.map_err(|source| LoadError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -149,11 +149,18 @@ fn create_key(path: &Path) -> anyhow::Result<[u8; 32]> {
 
 pub fn write_key(path: &Path, key: &[u8; 32]) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");
+    // A file left by an interrupted write may have any mode: start anew,
+    // so the key is created with the owner's rights only.
+    match std::fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("removing {}", tmp.display())),
+    }
     {
         #[cfg(unix)]
         use std::os::unix::fs::OpenOptionsExt;
         let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        options.write(true).create_new(true);
         #[cfg(unix)]
         options.mode(0o600);
         let mut file = options
@@ -163,7 +170,16 @@ pub fn write_key(path: &Path, key: &[u8; 32]) -> anyhow::Result<()> {
         file.sync_all()?;
     }
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    sync_folder(path)
+}
+
+/// Makes a rename or a new file in `path`'s folder survive a power cut.
+fn sync_folder(path: &Path) -> anyhow::Result<()> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let folder = folder.unwrap_or(Path::new("."));
+    File::open(folder)
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("syncing {}", folder.display()))
 }
 
 /// `backgammond backup`: a consistent copy of a data folder (the database,
@@ -192,6 +208,7 @@ pub async fn backup(data_dir: &Path, target: &Path) -> anyhow::Result<()> {
     File::open(&copy)
         .and_then(|file| file.sync_all())
         .with_context(|| format!("syncing {}", copy.display()))?;
+    sync_folder(&copy)?;
     write_key(&target.join("server.key"), &key)?;
     Ok(())
 }

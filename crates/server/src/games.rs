@@ -349,6 +349,8 @@ impl<S: GameStore> Games<S> {
         let options: BTreeMap<String, String> =
             serde_json::from_str(&record.options).map_err(corrupt)?;
         let game: Match = serde_json::from_str(&record.state).map_err(corrupt)?;
+        game.check()
+            .map_err(|e| ApiError::data_loss(format!("game {game_id}: {e}")))?;
         let mut rules = VariantRules::new(plugin, options);
         if let Some(start) = &record.start_board {
             rules.start = Some(serde_json::from_str(start).map_err(corrupt)?);

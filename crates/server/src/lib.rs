@@ -238,7 +238,12 @@ async fn follow_storage(
 ) {
     loop {
         tokio::select! {
-            changed = writable.changed() => if changed.is_err() { return },
+            changed = writable.changed() => if changed.is_err() {
+                // The store's writer is gone: no write can succeed.
+                tracing::error!("the store stopped: NOT_SERVING");
+                health.set(ServingStatus::NotServing).await;
+                return;
+            },
             _ = stop.changed() => return,
         }
         let status = if *writable.borrow_and_update() {

@@ -147,6 +147,8 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
         "CAST(x'7b22ff' AS TEXT)",
         "json_set(state, '$.phase', 'move', '$.dice', json('{\"d1\": 9, \"d2\": 3}'))",
         "json_set(state, '$.variant_state', json('[1, 0, 0]'))",
+        "json_set(state, '$.phase', 'move', '$.dice', NULL)",
+        "json_set(state, '$.phase', 'cube_offered', '$.pending_double', NULL)",
     ] {
         let original: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
             .bind(damaged.id())

@@ -176,6 +176,24 @@ async fn health_watch(addr: &str) -> mpsc::UnboundedReceiver<i32> {
     rx
 }
 
+/// The health the server reports now (Check).
+async fn health_now(addr: &str) -> ServingStatus {
+    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let status = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status;
+    ServingStatus::try_from(status).unwrap()
+}
+
 /// Waits for the health watch to report `status`.
 async fn health_becomes(statuses: &mut mpsc::UnboundedReceiver<i32>, status: ServingStatus) {
     let wanted = status as i32;
@@ -221,6 +239,13 @@ async fn nothing_acknowledged_is_lost(mut fixture: Fixture, fault: &mut dyn Faul
     play(&mut client, &mut games, &mut ledger, &mut rng, 200, 2).await;
     assert!(ledger.failures > 0, "the fault made writes fail");
     health_becomes(&mut statuses, ServingStatus::NotServing).await;
+    // And it stays so while the fault lasts, whatever small writes fit.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        health_now(&fixture.server.addr).await,
+        ServingStatus::NotServing
+    );
+    while statuses.try_recv().is_ok() {}
 
     fault.end(pid);
     // No client writes meanwhile: the server finds out by itself.

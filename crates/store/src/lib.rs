@@ -17,9 +17,9 @@
 //! certainly not stored or whether its outcome is unknown (the failure
 //! came at or after COMMIT, as an fsync error does). Such a failure leaves
 //! no transaction open: the writer drops its connection and opens a new
-//! one. While writes fail, [`GameStore::writable`] reports `false`; the
-//! writer tries a small write now and then and reports `true` again once
-//! one succeeds.
+//! one. From a failed write on, [`GameStore::writable`] reports `false`;
+//! the writer checks now and then for room (free space, and a small write
+//! of its own) and reports `true` again once there is.
 //!
 //! This crate owns the schema and the SQL. It never interprets what it
 //! stores: states and events are opaque text and bytes from the server.
@@ -105,8 +105,6 @@ pub enum StoreError {
     /// value out of range): only what touches that row fails.
     #[error("stored data is unreadable: {0}")]
     Corrupt(String),
-    #[error("the store is closed")]
-    Closed,
     /// A failure shared by every action of a group commit.
     #[error("storage failed: {0}")]
     Batch(String),
@@ -138,7 +136,7 @@ pub trait GameStore: Send + Sync + 'static {
     fn writable(&self) -> tokio::sync::watch::Receiver<bool>;
 
     /// Finishes the writes queued, copies the log into the database file
-    /// and closes; later writes fail with [`StoreError::Closed`].
+    /// and closes; later writes fail (not stored).
     fn close(&self) -> impl Future<Output = ()> + Send;
 
     /// Stores a new game with its first events (and NewGame's request id).

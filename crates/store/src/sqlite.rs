@@ -38,6 +38,11 @@ const CHECKPOINT_PAUSE: Duration = Duration::from_millis(100);
 /// to learn whether the storage is back.
 const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 
+/// The free space the database's file system must have again before the
+/// store calls itself writable (a full disk can still take a small write
+/// into log pages it had already, so a write alone proves too little).
+const MIN_FREE_BYTES: u64 = 1 << 20;
+
 /// Games in a SQLite file.
 ///
 /// SQLite has one writer at a time, so one task owns the writing
@@ -138,6 +143,11 @@ impl SqliteStore {
         let faults = std::sync::Arc::new(faults::Faults::default());
         let writer = Writer {
             options: writer_options,
+            folder: path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
             connection: Some(connection),
             writable: writable_tx,
             #[cfg(test)]
@@ -183,8 +193,16 @@ impl SqliteStore {
         self.jobs
             .send(Job::Write(Box::new(Write { kind, done })))
             .await
-            .map_err(|_| StoreError::Closed)?;
-        result.await.map_err(|_| StoreError::Closed)?
+            .map_err(|_| StoreError::WriteFailed {
+                message: "the store is closed".into(),
+                applied: Applied::No,
+            })?;
+        // Only a writer that died in the middle drops the answer: it may
+        // have committed.
+        result.await.map_err(|_| StoreError::WriteFailed {
+            message: "the writer stopped before answering".into(),
+            applied: Applied::Unknown,
+        })?
     }
 }
 
@@ -223,7 +241,7 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, checkpoi
             match job {
                 Job::Write(write) if closing.is_empty() => group.push(*write),
                 Job::Write(write) => {
-                    let _ = write.done.send(Err(StoreError::Closed));
+                    let _ = write.done.send(Err(closed()));
                 }
                 Job::Close(done) => closing.push(done),
             }
@@ -237,7 +255,7 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, checkpoi
             while let Some(job) = queue.recv().await {
                 match job {
                     Job::Write(write) => {
-                        let _ = write.done.send(Err(StoreError::Closed));
+                        let _ = write.done.send(Err(closed()));
                     }
                     Job::Close(done) => closing.push(done),
                 }
@@ -248,6 +266,14 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, checkpoi
             }
             return;
         }
+    }
+}
+
+/// The answer to a write that came after the store closed: not stored.
+fn closed() -> StoreError {
+    StoreError::WriteFailed {
+        message: "the store is closed".into(),
+        applied: Applied::No,
     }
 }
 
@@ -273,9 +299,13 @@ impl Failure {
 }
 
 /// The writing connection (none after a storage failure, until the next
-/// write opens one) and the store's writable flag.
+/// write opens one) and the store's writable flag: false from a storage
+/// failure until a probe finds room again (a caller's write that happens
+/// to fit meanwhile does not end it).
 struct Writer {
     options: SqliteConnectOptions,
+    /// The database's folder, whose file system must have room again.
+    folder: std::path::PathBuf,
     connection: Option<SqliteConnection>,
     writable: watch::Sender<bool>,
     #[cfg(test)]
@@ -380,8 +410,11 @@ impl Writer {
             match SqliteConnection::connect_with(&self.options).await {
                 Ok(connection) => self.connection = Some(connection),
                 Err(e) => {
-                    let message = format!("opening the database again: {e}");
-                    return Err(self.broken(&message, Applied::No).await);
+                    self.set_writable(false);
+                    return Err(Failure::Storage {
+                        message: format!("opening the database again: {e}"),
+                        applied: Applied::No,
+                    });
                 }
             }
         }
@@ -397,18 +430,23 @@ impl Writer {
     /// After a storage failure: drops the connection and reports the store
     /// unwritable until a write succeeds again.
     async fn broken(&mut self, message: &str, applied: Applied) -> Failure {
-        if let Some(connection) = self.connection.take() {
-            // Closing rolls back an open transaction. If even that fails,
-            // the connection is gone all the same (its handle is freed).
-            if let Err(e) = connection.close().await {
-                tracing::warn!(error = %e, "closing the failed writing connection");
-            }
-        }
+        self.drop_connection().await;
         tracing::error!(error = message, %applied, "storage write failed");
         self.set_writable(false);
         Failure::Storage {
             message: message.to_string(),
             applied,
+        }
+    }
+
+    /// Closes the writing connection: closing rolls back an open
+    /// transaction. If even that fails, the connection is gone all the same
+    /// (its handle is freed).
+    async fn drop_connection(&mut self) {
+        if let Some(connection) = self.connection.take()
+            && let Err(e) = connection.close().await
+        {
+            tracing::warn!(error = %e, "closing the failed writing connection");
         }
     }
 
@@ -420,15 +458,30 @@ impl Writer {
         });
     }
 
-    /// A small write of the writer's own (a counter in `store_probe`): does
-    /// the storage take writes again?
+    /// Is there room again? The database's file system must have
+    /// [`MIN_FREE_BYTES`] free, and a small write of the writer's own (a
+    /// counter in `store_probe`) must commit. Failures are expected here
+    /// and logged quietly.
     async fn probe(&mut self) {
         #[cfg(test)]
         let faults = self.faults.clone();
         #[cfg(test)]
-        if faults.next().is_some() {
-            self.broken("injected: probe failed", Applied::No).await;
+        if faults.probes_paused() {
             return;
+        }
+        #[cfg(test)]
+        if faults.next().is_some() {
+            tracing::debug!("injected: probe failed");
+            return;
+        }
+        match free_bytes(&self.folder) {
+            Ok(free) if free < MIN_FREE_BYTES => {
+                tracing::debug!(free, "probe: the disk is still full");
+                return;
+            }
+            Ok(_) => {}
+            // Not every file system says: the write below decides.
+            Err(e) => tracing::debug!(error = %e, "probe: free space unknown"),
         }
         let Ok(connection) = self.connection().await else {
             return;
@@ -454,7 +507,8 @@ impl Writer {
                 self.set_writable(true);
             }
             Err(e) => {
-                self.broken(&format!("probe: {e}"), Applied::No).await;
+                tracing::debug!(error = %e, "probe: storage still refuses writes");
+                self.drop_connection().await;
             }
         }
     }
@@ -478,6 +532,12 @@ impl Writer {
             tracing::warn!(error = %e, "closing the database");
         }
     }
+}
+
+/// Bytes free for unprivileged writers on the file system holding `folder`.
+fn free_bytes(folder: &Path) -> std::io::Result<u64> {
+    let stats = rustix::fs::statvfs(folder)?;
+    Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
 }
 
 /// A refusal of the write itself, not a failure of the storage.
@@ -514,6 +574,9 @@ mod faults {
         /// not grow past this many pages fails its writes with "database
         /// or disk is full", as a full disk does.
         pub max_pages: std::sync::Mutex<Option<u64>>,
+        /// While set, the writer does not probe (so a test can look at the
+        /// writable flag without a race with the probe).
+        pub probes_paused: std::sync::atomic::AtomicBool,
     }
 
     #[cfg(test)]
@@ -521,6 +584,10 @@ mod faults {
         pub fn next(&self) -> Option<Fault> {
             let mut planned = self.planned.lock().unwrap_or_else(|e| e.into_inner());
             planned.pop_front().flatten()
+        }
+
+        pub fn probes_paused(&self) -> bool {
+            self.probes_paused.load(std::sync::atomic::Ordering::SeqCst)
         }
 
         pub async fn limit_pages(faults: &Faults, connection: &mut sqlx::SqliteConnection) {
@@ -1436,6 +1503,12 @@ mod tests {
             planned.extend(faults.iter().copied());
         }
 
+        fn pause_probes(&self, paused: bool) {
+            self.faults
+                .probes_paused
+                .store(paused, std::sync::atomic::Ordering::SeqCst);
+        }
+
         /// Lets the database grow to `pages` pages at most (None: no limit).
         fn limit_pages(&self, pages: Option<u64>) {
             *self.faults.max_pages.lock().unwrap() = pages;
@@ -1588,6 +1661,7 @@ mod tests {
         let (dir, store) = store_with(Durability::Full, "g", 4).await;
         let path = dir.path().join("games.db");
         let mut answers = Vec::new();
+        store.pause_probes(true);
         store.limit_pages(Some(store.page_count().await + 8));
         let mut failed = 0;
         for n in 0..200 {
@@ -1617,13 +1691,18 @@ mod tests {
         }
         nothing_left_open(&path).await;
         // Still full: a new game is refused again, and the store says so
-        // (until a write fits: moves of existing games still do).
+        // (moves of existing games may still fit; that does not make the
+        // store writable again: only its probe does).
         let refused = create_game(&store, "still-full", 8192).await;
         assert!(refused.result.is_err());
-        assert!(!*store.writable().borrow());
+        assert!(
+            !*store.writable().borrow(),
+            "unwritable since a write failed"
+        );
         answers.push(refused);
 
         store.limit_pages(None);
+        store.pause_probes(false);
         writable_within(&store, true).await;
         answers.push(create_game(&store, "after", 8192).await);
         assert!(answers.last().unwrap().result.is_ok());
@@ -1661,7 +1740,8 @@ mod tests {
             let next = create_game(&store, "after-alone", 10).await;
             assert!(next.result.is_ok(), "{fault:?}: {next:?}");
             answers.push(next);
-            assert!(*store.writable().borrow());
+            // Writable again once the writer's probe finds room.
+            writable_within(&store, true).await;
 
             // In a group: every write of it gets the failure.
             store.plan(&[Some(fault)]);
@@ -1736,7 +1816,13 @@ mod tests {
             assert_eq!(game.version, 2);
         }
         let closed = advance(&store, "g0", 3).await;
-        assert!(matches!(closed.result, Err(StoreError::Closed)));
+        assert!(matches!(
+            closed.result,
+            Err(StoreError::WriteFailed {
+                applied: Applied::No,
+                ..
+            })
+        ));
     }
 
     /// A damaged row fails its own reads with `Corrupt` (no panic); other

@@ -474,6 +474,36 @@ impl Match {
     /// Whether `seat` may act in `phase` now. The seat comes first: a seat
     /// that is not the one to act hears NOT_YOUR_TURN (wait), whatever it
     /// asked; WRONG_PHASE is for the seat to act asking the wrong thing.
+    /// Checks what every match the engine makes holds, for a match read
+    /// back from storage: each phase has what it waits on (the dice to
+    /// move with, the double or the offer to answer, the decision to
+    /// make), and dice show 1 to 6. A match that fails this was damaged
+    /// outside the engine.
+    pub fn check(&self) -> Result<(), String> {
+        let missing = match self.phase {
+            Phase::Move if self.dice.is_none() => Some("the move phase has no dice"),
+            Phase::CubeOffered if self.pending_double.is_none() => {
+                Some("a double is waiting, but none is recorded")
+            }
+            Phase::ResignationOffered if self.resignation.is_none() => {
+                Some("a resignation is waiting, but none is recorded")
+            }
+            Phase::Decision if self.pending_decision.is_none() => {
+                Some("a decision is waiting, but none is recorded")
+            }
+            _ => None,
+        };
+        if let Some(missing) = missing {
+            return Err(missing.to_string());
+        }
+        if let Some(dice) = self.dice
+            && Dice::new(dice.d1, dice.d2).is_err()
+        {
+            return Err(format!("dice {}-{} are not dice", dice.d1, dice.d2));
+        }
+        Ok(())
+    }
+
     fn expect(&self, seat: Seat, phase: Phase) -> Result<(), GameError> {
         if self.to_act().is_some_and(|to_act| to_act != seat) {
             return Err(GameError::NotYourTurn);
