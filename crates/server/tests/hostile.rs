@@ -62,14 +62,6 @@ async fn send_raw(channel: &Channel, method: &str, bytes: Vec<u8>) -> Result<Vec
         .map(|r| r.into_inner())
 }
 
-async fn channel(addr: &str) -> Channel {
-    tonic::transport::Endpoint::from_shared(addr.to_string())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap()
-}
-
 /// Issue 11, item 6: bytes that are not the method's message are the
 /// caller's fault: INVALID_ARGUMENT with the reason MALFORMED_REQUEST. Any
 /// other error has a reason too, and the game is unchanged.

@@ -152,12 +152,7 @@ fn note_failure(ledger: &mut Ledger, status: &Status, game_id: Option<&str>) {
 
 /// Every health status the server reports, as it changes.
 async fn health_watch(addr: &str) -> mpsc::UnboundedReceiver<i32> {
-    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut health = HealthClient::new(channel);
+    let mut health = HealthClient::new(channel(addr).await);
     let mut stream = health
         .watch(HealthCheckRequest {
             service: String::new(),
@@ -178,12 +173,7 @@ async fn health_watch(addr: &str) -> mpsc::UnboundedReceiver<i32> {
 
 /// The health the server reports now (Check).
 async fn health_now(addr: &str) -> ServingStatus {
-    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let status = HealthClient::new(channel)
+    let status = HealthClient::new(channel(addr).await)
         .check(HealthCheckRequest {
             service: String::new(),
         })

@@ -73,6 +73,15 @@ fn start_with_plugins_in(
     }
 }
 
+/// A plain channel to the server (for the health service, raw calls).
+pub async fn channel(addr: &str) -> Channel {
+    tonic::transport::Endpoint::from_shared(addr.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap()
+}
+
 pub async fn connect(addr: &str) -> Client {
     GameServiceClient::connect(addr.to_string())
         .await
