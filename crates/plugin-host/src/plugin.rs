@@ -186,6 +186,16 @@ impl Plugin {
         }
     }
 
+    /// The variant's name of a win at `level` (from 1): what it says, else
+    /// the standard board's names.
+    pub fn win_kind(&self, level: u32) -> String {
+        let index = level.max(1) as usize - 1;
+        match self.info().win_kinds.get(index) {
+            Some(kind) if !kind.is_empty() => kind.clone(),
+            _ => bg_engine::game::STANDARD_WIN_KINDS[index.min(2)].to_string(),
+        }
+    }
+
     pub fn info(&self) -> &proto::VariantInfo {
         &self.info
     }

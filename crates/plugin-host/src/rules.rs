@@ -86,6 +86,10 @@ impl Rules for VariantRules {
         self.plugin.max_win_level()
     }
 
+    fn win_kind(&self, level: u32) -> String {
+        self.plugin.win_kind(level)
+    }
+
     fn new_game(&self) -> Result<VariantSetup, RulesError> {
         let setup = match &self.start {
             Some(board) => self.plugin.setup_position(board, &self.options)?,

@@ -499,6 +499,31 @@ async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
     resign_accepted(&mut client, &mut g, loser, 2).await;
     let result = g.game.results.last().unwrap();
     assert_eq!((result.winner, result.points), (other(loser), 2));
+    // Named as Plakoto names a level-2 win played out (T33: "double"),
+    // not with the standard board's "gammon".
+    assert_eq!((result.kind.as_str(), result.level), ("double", 2));
+}
+
+/// Each variant names its resigned wins as its played ones: the standard
+/// board's "gammon" at level 2.
+#[tokio::test]
+async fn a_standard_resignation_at_level_two_is_a_gammon() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = variant_match(
+        &mut client,
+        "standard",
+        pb::MatchSettings {
+            resignation: pb::ResignationMode::Offer as i32,
+            match_length: 5,
+            ..Default::default()
+        },
+    )
+    .await;
+    let loser = g.game.turn;
+    resign_accepted(&mut client, &mut g, loser, 2).await;
+    let result = g.game.results.last().unwrap();
+    assert_eq!((result.kind.as_str(), result.level), ("gammon", 2));
 }
 
 /// §4.3: later games start with the loser, except in Plakoto (the

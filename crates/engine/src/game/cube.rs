@@ -184,12 +184,9 @@ impl Match {
         let offer = self.resignation.take().expect("an offer is pending");
         // Never more than the variant allows, whenever the offer was made.
         let level = offer.level.min(max_level(rules));
-        let kind = match level {
-            1 => "single",
-            2 => "gammon",
-            _ => "backgammon",
-        };
-        let result = self.score_win(seat, kind, level, EndReason::Resigned);
+        // Named by the variant, as the same win played out would be.
+        let kind = rules.win_kind(level);
+        let result = self.score_win(seat, &kind, level, EndReason::Resigned);
         self.end_game(result, rules, dice, events)
     }
 

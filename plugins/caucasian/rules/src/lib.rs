@@ -128,6 +128,7 @@ impl Variant for Caucasian {
             description: "Caucasian short backgammon: standard backgammon, but a checker that hits in its own home board may not hide on its own point in the same turn.".into(),
             options,
             max_win_level: 3,
+            win_kinds: vec!["single".into(), "gammon".into(), "backgammon".into()],
         }
     }
 

@@ -353,6 +353,7 @@ impl Variant for Plakoto {
             ],
             // No triple in Plakoto (spec §3.5): a game is worth 1 or 2.
             max_win_level: 2,
+            win_kinds: vec!["single".into(), "double".into()],
         }
     }
 

@@ -56,6 +56,7 @@ impl Variant for Standard {
                 default_value: "standard".into(),
             }],
             max_win_level: 3,
+            win_kinds: vec!["single".into(), "gammon".into(), "backgammon".into()],
         }
     }
 

@@ -49,6 +49,7 @@ impl Variant for Faulty {
                 default_value: "none".into(),
             }],
             max_win_level: 3,
+            win_kinds: Vec::new(),
         }
     }
 

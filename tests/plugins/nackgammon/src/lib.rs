@@ -25,6 +25,8 @@ impl Variant for Nackgammon {
             description: "Test plugin: standard rules from the Nackgammon setup.".into(),
             options: Vec::new(),
             max_win_level: 3,
+            // Unnamed: the host names its wins as on the standard board.
+            win_kinds: Vec::new(),
         }
     }
 
