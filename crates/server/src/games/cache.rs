@@ -1,0 +1,227 @@
+//! The games held in memory: one slot per game (its lock and its
+//! watchers' channel), the game as stored, read from the store when it is
+//! not there or may be out of date, and forgotten when idle.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bg_api::v1 as pb;
+use bg_engine::LegalPlay;
+use bg_engine::game::{GameError, Match, Phase, Rules};
+use bg_plugin_host::VariantRules;
+use bg_store::{GameRecord, GameStore};
+use bg_variant_api::Capabilities;
+use tokio::sync::broadcast;
+use tonic::Code;
+
+use super::events::api_events;
+use super::watchers::WATCH_BUFFER;
+use super::{Games, corrupt, game_id_of, lost};
+use crate::convert::{self, GameMeta};
+use crate::error::ApiError;
+
+/// A game in memory, as stored.
+pub(super) struct Live {
+    pub(super) record: GameRecord,
+    pub(super) game: Match,
+    pub(super) rules: VariantRules,
+    /// The events of the action that made this version.
+    pub(super) last_events: Vec<pb::GameEvent>,
+    /// A write of this game failed, or lost to another writer: the store
+    /// may hold another version. Read it again before using it.
+    pub(super) stale: bool,
+}
+
+/// One game's lock and its watchers' channel.
+pub(super) struct Slot {
+    pub(super) live: tokio::sync::Mutex<Option<Live>>,
+    pub(super) updates: broadcast::Sender<Arc<pb::GameUpdate>>,
+    /// When the game was last used (for evicting idle games).
+    pub(super) last_used: Mutex<Instant>,
+}
+
+impl Live {
+    fn meta<'a>(&'a self, options: &'a BTreeMap<String, String>) -> GameMeta<'a> {
+        GameMeta {
+            game_id: &self.record.game_id,
+            version: self.record.version,
+            variant: &self.record.variant,
+            variant_version: &self.record.variant_version,
+            options,
+            standard_board: self
+                .rules
+                .plugin
+                .capabilities()
+                .contains(Capabilities::STANDARD_BOARD),
+            last_events: &self.last_events,
+        }
+    }
+
+    pub(super) fn legal_plays(&self) -> Result<Vec<LegalPlay>, ApiError> {
+        match (self.game.phase, self.game.dice) {
+            (Phase::Move, Some(dice)) => self
+                .rules
+                .legal_plays(&self.game.variant_state, self.game.turn, dice)
+                .map_err(|e| GameError::Rules(e).into()),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    pub(super) fn snapshot(&self) -> Result<pb::Game, ApiError> {
+        let board = self
+            .rules
+            .plugin
+            .board(&self.game.variant_state)
+            .map_err(|e| ApiError::from(GameError::Rules(e.into())))?;
+        let legal = self.legal_plays()?;
+        Ok(convert::game(
+            &self.meta(&self.rules.options),
+            &self.game,
+            &board,
+            &legal,
+        ))
+    }
+}
+
+impl<S: GameStore> Games<S> {
+    pub(super) fn slot(&self, game_id: &str) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = slots
+            .entry(game_id.to_string())
+            .or_insert_with(|| {
+                Arc::new(Slot {
+                    live: tokio::sync::Mutex::new(None),
+                    updates: broadcast::channel(WATCH_BUFFER).0,
+                    last_used: Mutex::new(Instant::now()),
+                })
+            })
+            .clone();
+        *slot.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        slot
+    }
+
+    /// Forgets games nobody used for `idle`: no call in flight, no
+    /// watcher. They stay in the store and are read again when asked for,
+    /// so an idle game costs no memory.
+    pub fn evict_idle(&self, idle: Duration) -> usize {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let before = slots.len();
+        slots.retain(|_, slot| {
+            let in_use = Arc::strong_count(slot) > 1 || slot.updates.receiver_count() > 0;
+            let last = *slot.last_used.lock().unwrap_or_else(|e| e.into_inner());
+            in_use || last.elapsed() < idle
+        });
+        before - slots.len()
+    }
+
+    /// Drops the slot a call for an unknown game made, unless another call
+    /// holds it too (then the idle eviction does): asking for ids that do
+    /// not exist must not fill the memory.
+    fn forget_unknown(&self, game_id: &str) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        // Held by the map and by the one call that is failing.
+        if slots
+            .get(game_id)
+            .is_some_and(|slot| Arc::strong_count(slot) <= 2 && slot.updates.receiver_count() == 0)
+        {
+            slots.remove(game_id);
+        }
+    }
+
+    /// Games held in memory.
+    pub fn live_games(&self) -> usize {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Reads a stored game into memory.
+    pub(super) async fn load(&self, game_id: &str) -> Result<Live, ApiError> {
+        let Some(record) = self.store.load(game_id).await.map_err(ApiError::store)? else {
+            self.forget_unknown(game_id);
+            return Err(ApiError::not_found(game_id));
+        };
+        let plugin = self.plugins.get(&record.variant).ok_or_else(|| {
+            ApiError::new(
+                Code::FailedPrecondition,
+                "VARIANT_NOT_LOADED",
+                format!(
+                    "this game's variant `{}` is not loaded on this server",
+                    record.variant
+                ),
+            )
+        })?;
+        if plugin.version() != record.variant_version {
+            tracing::warn!(
+                game_id,
+                variant = %record.variant,
+                started_with = %record.variant_version,
+                loaded = plugin.version(),
+                "game continues on another version of its variant"
+            );
+        }
+        let options: BTreeMap<String, String> =
+            serde_json::from_str(&record.options).map_err(corrupt)?;
+        let game: Match = serde_json::from_str(&record.state).map_err(corrupt)?;
+        game.check()
+            .map_err(|e| ApiError::data_loss(format!("game {game_id}: {e}")))?;
+        let mut rules = VariantRules::new(plugin, options);
+        if let Some(start) = &record.start_board {
+            rules.start = Some(serde_json::from_str(start).map_err(corrupt)?);
+        }
+        let mut last_events = self
+            .store
+            .events_after(game_id, record.version - 1)
+            .await
+            .map_err(ApiError::store)?;
+        last_events.retain(|e| e.version == record.version);
+        let live = Live {
+            rules,
+            record,
+            game,
+            last_events: api_events(&last_events),
+            stale: false,
+        };
+        // A state that reads as JSON may still be one its variant refuses
+        // (a die of 9, a board cut short): damaged data, not a plugin bug.
+        if let Err(e) = live.snapshot()
+            && e.reason == "INVALID_INPUT"
+        {
+            return Err(ApiError::data_loss(format!(
+                "game {game_id}: its variant refuses the stored state"
+            )));
+        }
+        Ok(live)
+    }
+
+    pub async fn get(&self, game_id: &str) -> Result<pb::Game, ApiError> {
+        let game_id = &game_id_of(game_id)?;
+        let slot = self.slot(game_id);
+        let mut guard = slot.live.lock().await;
+        self.current(&slot, &mut guard, game_id, 0)
+            .await?
+            .snapshot()
+    }
+
+    /// The game in memory, read from the store first when it is not there,
+    /// when its last write failed (the store is the truth), or when the
+    /// caller has seen a version beyond it (another server moved it on).
+    /// This server's watchers hear of versions they missed.
+    pub(super) async fn current<'a>(
+        &self,
+        slot: &Slot,
+        guard: &'a mut Option<Live>,
+        game_id: &str,
+        seen: u64,
+    ) -> Result<&'a mut Live, ApiError> {
+        let cached = match guard.as_ref() {
+            None => None,
+            Some(live) if live.stale || seen > live.record.version => Some(live.record.version),
+            Some(_) => return guard.as_mut().ok_or_else(lost),
+        };
+        let loaded = self.load(game_id).await?;
+        if let Some(cached) = cached {
+            self.catch_up_watchers(slot, cached, &loaded).await?;
+        }
+        Ok(guard.insert(loaded))
+    }
+}

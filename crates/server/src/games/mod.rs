@@ -1,0 +1,128 @@
+//! The games: loading, acting, storing, and telling watchers.
+//!
+//! Commands on one game are serialised by that game's lock, held from
+//! reading the state to storing the result; the store's compare-and-set
+//! on the version keeps several server processes (replicas) correct too.
+//! A command is answered only after its result is durable.
+//!
+//! The data flows one way: the service hands a request to [`Games`]
+//! ([`new_game`], [`actions`] or [`watchers`]); these take the game from
+//! the [`cache`] (which reads it from the store when it is not in memory),
+//! ask the variant's rules, store the result, and only then update the
+//! cache and tell the watchers. [`seats`] says whose a token is and
+//! [`retries`] recognises a request already answered; [`events`] turns the
+//! engine's events into stored and API ones.
+
+mod actions;
+mod cache;
+mod events;
+mod new_game;
+mod retries;
+mod seats;
+mod watchers;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bg_engine::game::DiceSource;
+use bg_plugin_host::PluginHost;
+use bg_store::GameStore;
+use rand::Rng;
+use tokio::sync::watch;
+use tonic::Code;
+
+use crate::error::ApiError;
+
+pub use actions::Action;
+pub use retries::{MIN_NEW_GAME_REQUEST_ID, fingerprint};
+
+use cache::Slot;
+
+/// The games this server serves: the store, the key seat tokens derive
+/// from, the variants, and the games held in memory.
+pub struct Games<S> {
+    store: S,
+    /// The key seat tokens are derived with (see [`seats`]).
+    secret: [u8; 32],
+    plugins: Arc<PluginHost>,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl<S: GameStore> Games<S> {
+    pub fn new(
+        store: S,
+        secret: [u8; 32],
+        plugins: Arc<PluginHost>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Games<S> {
+        Games {
+            store,
+            secret,
+            plugins,
+            slots: Mutex::new(HashMap::new()),
+            shutdown,
+        }
+    }
+
+    pub fn plugins(&self) -> &PluginHost {
+        &self.plugins
+    }
+}
+
+/// Dice from the thread's CSPRNG (ChaCha, seeded by the OS).
+struct ServerDice(rand::rngs::ThreadRng);
+
+impl DiceSource for ServerDice {
+    fn die(&mut self) -> u8 {
+        self.0.random_range(1..=6)
+    }
+}
+
+/// A game id in its one stored spelling: a UUID, lower case, with hyphens.
+/// Every spelling of a UUID is taken (upper case, without hyphens, in
+/// braces, as `urn:uuid:`) and means the same game.
+pub fn game_id_of(game_id: &str) -> Result<String, ApiError> {
+    uuid::Uuid::try_parse(game_id)
+        .map(|id| id.hyphenated().to_string())
+        .map_err(|_| ApiError::invalid("game_id", format!("{game_id:?} is not a game id (a UUID)")))
+}
+
+/// A game in memory that vanished under its lock: never expected.
+pub(super) fn lost() -> ApiError {
+    ApiError::new(Code::Internal, "INTERNAL", "the game was lost from memory")
+}
+
+/// Stored data that does not read back as written.
+pub(super) fn corrupt(e: impl std::fmt::Display) -> ApiError {
+    ApiError::data_loss(e)
+}
+
+/// Data of the server's own making that cannot be serialised (never
+/// expected: a bug, not the caller's fault).
+pub(super) fn unserialisable(e: impl std::fmt::Display) -> ApiError {
+    tracing::error!(error = %e, "serialising a game failed");
+    ApiError::new(Code::Internal, "INTERNAL", "the game could not be saved")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bg_store::{Durability, SqliteStore};
+
+    #[tokio::test]
+    async fn asking_for_games_that_do_not_exist_keeps_nothing_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Normal)
+            .await
+            .unwrap();
+        let plugins = Arc::new(PluginHost::new(dir.path()));
+        let games = Games::new(store, [7; 32], plugins, watch::channel(false).1);
+        for _ in 0..100 {
+            let unknown = uuid::Uuid::now_v7().to_string();
+            let refused = games.get(&unknown).await.unwrap_err();
+            assert_eq!(refused.reason, "GAME_NOT_FOUND");
+        }
+        assert_eq!(games.live_games(), 0);
+    }
+}

@@ -1,0 +1,177 @@
+//! NewGame: a match set up by its variant, stored with its first events
+//! (and its request id), then held in memory.
+
+use std::collections::BTreeMap;
+
+use bg_api::v1 as pb;
+use bg_engine::Seat;
+use bg_engine::game::{GameError, Match};
+use bg_plugin_host::VariantRules;
+use bg_store::{GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
+use prost::Message;
+use sha2::{Digest, Sha256};
+use tonic::Code;
+
+use super::cache::Live;
+use super::events::{api_events, event_records};
+use super::retries::{MIN_NEW_GAME_REQUEST_ID, fingerprint};
+use super::seats::{seat_token, token_hash};
+use super::{Games, ServerDice, unserialisable};
+use crate::convert;
+use crate::error::ApiError;
+
+impl<S: GameStore> Games<S> {
+    pub async fn new_game(
+        &self,
+        request: &pb::NewGameRequest,
+    ) -> Result<pb::NewGameResponse, ApiError> {
+        // A retried NewGame answers with both seat tokens, so its id is as
+        // secret as they are: refuse ids short enough to guess (a length
+        // check; a UUID4 is what to send), before any replay.
+        if !request.request_id.is_empty() && request.request_id.len() < MIN_NEW_GAME_REQUEST_ID {
+            return Err(ApiError::invalid(
+                "request_id",
+                format!(
+                    "a NewGame request_id must be a random id of at least {MIN_NEW_GAME_REQUEST_ID} characters (a UUID4): a retry answers with the seat tokens"
+                ),
+            ));
+        }
+        // The options map encodes in no fixed order: digest it sorted.
+        let mut canonical = request.clone();
+        canonical.options.clear();
+        let mut fingerprint = fingerprint("NewGame", &canonical);
+        let sorted: BTreeMap<&String, &String> = request.options.iter().collect();
+        fingerprint.extend(Sha256::digest(format!("{sorted:?}").as_bytes()));
+        if !request.request_id.is_empty()
+            && let Some(previous) = self
+                .store
+                .request(NEW_GAME_SCOPE, &request.request_id)
+                .await
+                .map_err(ApiError::store)?
+        {
+            return self.replay_new_game(&previous, &fingerprint);
+        }
+        let plugin = self.plugins.get(&request.variant).ok_or_else(|| {
+            let known: Vec<String> = self
+                .plugins
+                .plugins()
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect();
+            ApiError::invalid(
+                "variant",
+                format!(
+                    "unknown variant {:?} (loaded: {})",
+                    request.variant,
+                    known.join(", ")
+                ),
+            )
+        })?;
+        let settings = convert::settings(request.settings.as_ref())?;
+        let options: BTreeMap<String, String> = request
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut rules = VariantRules::new(plugin.clone(), options.clone());
+        rules.start = request
+            .start_board
+            .as_ref()
+            .map(convert::start_board)
+            .transpose()?;
+        let (game, events) =
+            Match::new(settings, &rules, &mut ServerDice(rand::rng())).map_err(|e| {
+                // A position the variant refuses is the caller's mistake,
+                // not the plugin's fault.
+                if let GameError::Rules(r) = &e
+                    && rules.start.is_some()
+                    && (r.reason == "INVALID_INPUT" || r.reason == "UNSUPPORTED")
+                {
+                    return ApiError::invalid(
+                        "start_board",
+                        format!("the variant refuses this start position: {}", r.message),
+                    );
+                }
+                let api = ApiError::from(e);
+                if api.code == Code::InvalidArgument {
+                    ApiError {
+                        reason: "INVALID_OPTION",
+                        ..api
+                    }
+                    .with("field", "options")
+                } else {
+                    api
+                }
+            })?;
+        // Time-ordered (UUID version 7): games created together, the ones
+        // being played, share index pages, so a group commit writes fewer.
+        let game_id = uuid::Uuid::now_v7().to_string();
+        let tokens = [
+            seat_token(&self.secret, &game_id, Seat::White),
+            seat_token(&self.secret, &game_id, Seat::Black),
+        ];
+        let record = GameRecord {
+            game_id,
+            variant: plugin.name().to_string(),
+            variant_version: plugin.version().to_string(),
+            options: serde_json::to_string(&options).map_err(unserialisable)?,
+            version: 1,
+            state: serde_json::to_string(&game).map_err(unserialisable)?,
+            token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
+            start_board: rules
+                .start
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(unserialisable)?,
+        };
+        let records = event_records(1, &events);
+        let live = Live {
+            record,
+            game,
+            rules,
+            last_events: api_events(&records),
+            stale: false,
+        };
+        let response = pb::NewGameResponse {
+            game: Some(live.snapshot()?),
+            white_token: tokens[0].clone(),
+            black_token: tokens[1].clone(),
+        };
+        let request_record = (!request.request_id.is_empty()).then(|| RequestRecord {
+            scope: NEW_GAME_SCOPE.to_string(),
+            request_id: request.request_id.clone(),
+            fingerprint,
+            // Without the tokens: a retry derives them again.
+            response: pb::NewGameResponse {
+                white_token: String::new(),
+                black_token: String::new(),
+                ..response.clone()
+            }
+            .encode_to_vec(),
+        });
+        match self
+            .store
+            .create(&live.record, &records, request_record.as_ref())
+            .await
+        {
+            Ok(()) => {}
+            Err(StoreError::Duplicate) if request_record.is_some() => {
+                // The same request id won a race: answer as it did.
+                let previous = self
+                    .store
+                    .request(NEW_GAME_SCOPE, &request.request_id)
+                    .await
+                    .map_err(ApiError::store)?
+                    .ok_or_else(|| ApiError::store(StoreError::Duplicate))?;
+                return self
+                    .replay_new_game(&previous, &request_record.expect("checked").fingerprint);
+            }
+            Err(e) => return Err(ApiError::store(e)),
+        }
+        tracing::info!(game_id = %live.record.game_id, variant = %live.record.variant, "game created");
+        let slot = self.slot(&live.record.game_id);
+        *slot.live.lock().await = Some(live);
+        Ok(response)
+    }
+}
