@@ -11,6 +11,7 @@ pub mod data_dir;
 pub mod error;
 pub mod games;
 pub mod service;
+pub mod snapshot;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

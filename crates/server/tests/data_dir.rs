@@ -145,10 +145,10 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
     // variant refuses.
     for damage in [
         "CAST(x'7b22ff' AS TEXT)",
-        "json_set(state, '$.phase', 'move', '$.dice', json('{\"d1\": 9, \"d2\": 3}'))",
-        "json_set(state, '$.variant_state', json('[1, 0, 0]'))",
-        "json_set(state, '$.phase', 'move', '$.dice', NULL)",
-        "json_set(state, '$.phase', 'cube_offered', '$.pending_double', NULL)",
+        "json_set(state, '$.match.phase', 'move', '$.match.dice', json('{\"d1\": 9, \"d2\": 3}'))",
+        "json_set(state, '$.match.variant_state', json('[1, 0, 0]'))",
+        "json_set(state, '$.match.phase', 'move', '$.match.dice', NULL)",
+        "json_set(state, '$.match.phase', 'cube_offered', '$.match.pending_double', NULL)",
     ] {
         let original: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
             .bind(damaged.id())
@@ -284,4 +284,43 @@ async fn a_backup_taken_while_serving_restores_every_game() {
     for g in &games {
         still_playable(&mut client, g).await;
     }
+}
+
+/// Issue 12: games stored before snapshots had a format version (format
+/// 0, the match alone) are read and played on; what is written next is
+/// the current format.
+#[tokio::test]
+async fn a_game_stored_in_the_previous_format_plays_on() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = game_with_a_move(&mut client).await;
+    fixture.server.kill();
+    let database = data_of(&fixture).join("games.db");
+    let url = format!("sqlite://{}", database.display());
+    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query("UPDATE games SET state = json_extract(state, '$.match') WHERE game_id = ?")
+        .bind(g.id())
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    let format_0: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
+        .bind(g.id())
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert!(format_0.starts_with(r#"{"settings":"#), "{format_0}");
+    connection.close().await.unwrap();
+
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    still_playable(&mut client, &g).await;
+    drop(client);
+    fixture.server.kill();
+    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    let written: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
+        .bind(g.id())
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert!(written.starts_with(r#"{"format":1,"match":"#), "{written}");
 }

@@ -348,8 +348,9 @@ impl GameError {
     }
 }
 
-/// A match in progress: everything but the variant's rules. Serialisable,
-/// so the server can store it as the game's snapshot.
+/// A match in progress: everything but the variant's rules. Not a storage
+/// format: the server stores matches in a versioned format of its own
+/// (`bg_server::snapshot`), converted from and to this.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Match {
     pub settings: MatchSettings,
@@ -373,7 +374,6 @@ pub struct Match {
     pub pending_decision: Option<PendingDecision>,
     /// Whether the pending decision came after the play (answering it ends
     /// the turn) rather than after the roll (the dice are still to play).
-    #[serde(default)]
     pub decision_after_play: bool,
     /// Who moved first in this game (for the last-roll draw).
     pub first_mover: Seat,

@@ -88,7 +88,6 @@ pub struct MatchSettings {
     pub beavers: bool,
     /// Money only: each tied opening throw doubles the centred cube, at
     /// most this many times a game (gnubg's automatic doubles; 0: none).
-    #[serde(default)]
     pub auto_doubles: u32,
     pub scoring_limit: ScoringLimit,
     pub resignation: ResignMode,

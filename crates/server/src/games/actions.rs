@@ -15,6 +15,7 @@ use super::events::{api_events, event_records};
 use super::retries::replay;
 use super::{Games, ServerDice, game_id_of, unserialisable};
 use crate::error::ApiError;
+use crate::snapshot;
 
 /// Who is asking for an action, and how to recognise a retry.
 pub struct Action {
@@ -104,7 +105,7 @@ impl<S: GameStore> Games<S> {
         let expected = live.record.version;
         let mut record = live.record.clone();
         record.version = expected + 1;
-        record.state = serde_json::to_string(&game).map_err(unserialisable)?;
+        record.state = snapshot::encode(&game).map_err(unserialisable)?;
         let records = event_records(record.version, &events);
         let next = Live {
             record,

@@ -20,6 +20,7 @@ use super::watchers::WATCH_BUFFER;
 use super::{Games, corrupt, game_id_of, lost};
 use crate::convert::{self, GameMeta};
 use crate::error::ApiError;
+use crate::snapshot;
 
 /// A game in memory, as stored.
 pub(super) struct Live {
@@ -161,12 +162,12 @@ impl<S: GameStore> Games<S> {
         }
         let options: BTreeMap<String, String> =
             serde_json::from_str(&record.options).map_err(corrupt)?;
-        let game: Match = serde_json::from_str(&record.state).map_err(corrupt)?;
+        let game: Match = snapshot::decode(&record.state).map_err(corrupt)?;
         game.check()
             .map_err(|e| ApiError::data_loss(format!("game {game_id}: {e}")))?;
         let mut rules = VariantRules::new(plugin, options);
         if let Some(start) = &record.start_board {
-            rules.start = Some(serde_json::from_str(start).map_err(corrupt)?);
+            rules.start = Some(snapshot::decode_board(start).map_err(corrupt)?);
         }
         let mut last_events = self
             .store

@@ -19,6 +19,7 @@ use super::seats::{seat_token, token_hash};
 use super::{Games, ServerDice, unserialisable};
 use crate::convert;
 use crate::error::ApiError;
+use crate::snapshot;
 
 impl<S: GameStore> Games<S> {
     pub async fn new_game(
@@ -116,12 +117,12 @@ impl<S: GameStore> Games<S> {
             variant_version: plugin.version().to_string(),
             options: serde_json::to_string(&options).map_err(unserialisable)?,
             version: 1,
-            state: serde_json::to_string(&game).map_err(unserialisable)?,
+            state: snapshot::encode(&game).map_err(unserialisable)?,
             token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
             start_board: rules
                 .start
                 .as_ref()
-                .map(serde_json::to_string)
+                .map(snapshot::encode_board)
                 .transpose()
                 .map_err(unserialisable)?,
         };
