@@ -17,6 +17,8 @@ pub type Setup = proto::GameSetup;
 /// The result of an action (state bytes are the plugin's).
 pub type Transition = proto::Transition;
 
+use bg_engine::game::RulesErrorKind;
+
 /// Why a plugin call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PluginError {
@@ -37,16 +39,21 @@ pub enum PluginError {
 }
 
 impl PluginError {
+    /// The engine's kind of this error.
+    pub fn kind(&self) -> RulesErrorKind {
+        match self {
+            PluginError::InvalidOption(_) => RulesErrorKind::InvalidOption,
+            PluginError::InvalidInput(_) => RulesErrorKind::InvalidInput,
+            PluginError::IllegalPlay(_) => RulesErrorKind::IllegalPlay,
+            PluginError::IllegalDecision(_) => RulesErrorKind::IllegalDecision,
+            PluginError::Unsupported(_) => RulesErrorKind::Unsupported,
+            PluginError::Fault { .. } => RulesErrorKind::VariantFault,
+        }
+    }
+
     /// A stable machine-readable reason, for API errors and logs.
     pub fn reason(&self) -> &'static str {
-        match self {
-            PluginError::InvalidOption(_) => "INVALID_OPTION",
-            PluginError::InvalidInput(_) => "INVALID_INPUT",
-            PluginError::IllegalPlay(_) => "ILLEGAL_PLAY",
-            PluginError::IllegalDecision(_) => "ILLEGAL_DECISION",
-            PluginError::Unsupported(_) => "UNSUPPORTED",
-            PluginError::Fault { .. } => "VARIANT_FAULT",
-        }
+        self.kind().reason()
     }
 }
 

@@ -35,7 +35,7 @@ impl VariantRules {
 impl From<PluginError> for RulesError {
     fn from(e: PluginError) -> RulesError {
         RulesError {
-            reason: e.reason(),
+            kind: e.kind(),
             message: e.to_string(),
         }
     }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use bg_engine::game::GameError;
+use bg_engine::game::{GameError, RulesErrorKind};
 use bg_store::{Applied, StoreError};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
@@ -110,15 +110,24 @@ impl ApiError {
 impl From<GameError> for ApiError {
     fn from(e: GameError) -> ApiError {
         let code = match &e {
-            GameError::Rules(r) if r.reason == "VARIANT_FAULT" => Code::Internal,
-            GameError::Rules(r) if r.reason == "INVALID_INPUT" => Code::Internal,
-            GameError::Rules(r) if r.reason == "INVALID_OPTION" => Code::InvalidArgument,
-            _ => Code::FailedPrecondition,
+            GameError::Rules(r) => match r.kind {
+                // The server's or the plugin's fault, never the caller's.
+                RulesErrorKind::VariantFault | RulesErrorKind::InvalidInput => Code::Internal,
+                RulesErrorKind::InvalidOption => Code::InvalidArgument,
+                RulesErrorKind::IllegalPlay
+                | RulesErrorKind::IllegalDecision
+                | RulesErrorKind::Unsupported => Code::FailedPrecondition,
+            },
+            GameError::NotYourTurn
+            | GameError::WrongPhase(_)
+            | GameError::CubeUnavailable(_)
+            | GameError::Resignation(_)
+            | GameError::MatchOver => Code::FailedPrecondition,
         };
         let message = match &e {
             // Never leak a plugin's internals to clients; the log has them.
             GameError::Rules(r) if code == Code::Internal => {
-                tracing::error!(reason = r.reason, message = %r.message, "variant failure");
+                tracing::error!(reason = r.reason(), message = %r.message, "variant failure");
                 "the variant failed; this game cannot go on until its plugin is fixed".to_string()
             }
             other => other.to_string(),

@@ -78,13 +78,51 @@ pub struct VariantStep {
     pub decision: Option<PendingDecision>,
 }
 
-/// A variant's error, passed through with its stable reason.
+/// A variant's error: its kind, matched (never its text), and a message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct RulesError {
-    /// A stable machine-readable reason (e.g. `ILLEGAL_PLAY`, `VARIANT_FAULT`).
-    pub reason: &'static str,
+    pub kind: RulesErrorKind,
     pub message: String,
+}
+
+impl RulesError {
+    /// The kind's stable machine-readable reason.
+    pub fn reason(&self) -> &'static str {
+        self.kind.reason()
+    }
+}
+
+/// What went wrong in a variant's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RulesErrorKind {
+    /// An option the variant does not take, or a value it does not accept.
+    InvalidOption,
+    /// A state, seat or dice the variant cannot work with: bad input from
+    /// the host (a damaged stored state), not the player's mistake.
+    InvalidInput,
+    /// A play that is not one of the legal plays.
+    IllegalPlay,
+    /// A decision that is not one of the choices offered.
+    IllegalDecision,
+    /// Something the variant does not do (a start position it cannot take).
+    Unsupported,
+    /// The plugin panicked or broke an invariant.
+    VariantFault,
+}
+
+impl RulesErrorKind {
+    /// A stable machine-readable reason, for API errors and logs.
+    pub fn reason(self) -> &'static str {
+        match self {
+            RulesErrorKind::InvalidOption => "INVALID_OPTION",
+            RulesErrorKind::InvalidInput => "INVALID_INPUT",
+            RulesErrorKind::IllegalPlay => "ILLEGAL_PLAY",
+            RulesErrorKind::IllegalDecision => "ILLEGAL_DECISION",
+            RulesErrorKind::Unsupported => "UNSUPPORTED",
+            RulesErrorKind::VariantFault => "VARIANT_FAULT",
+        }
+    }
 }
 
 /// The variant's rules, as the state machine needs them. The server
@@ -343,7 +381,7 @@ impl GameError {
             GameError::CubeUnavailable(_) => "CUBE_UNAVAILABLE",
             GameError::Resignation(_) => "RESIGNATION_NOT_ALLOWED",
             GameError::MatchOver => "MATCH_OVER",
-            GameError::Rules(e) => e.reason,
+            GameError::Rules(e) => e.reason(),
         }
     }
 }

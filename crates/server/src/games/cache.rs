@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bg_api::v1 as pb;
 use bg_engine::LegalPlay;
-use bg_engine::game::{GameError, Match, Phase, Rules};
+use bg_engine::game::{GameError, Match, Phase, Rules, RulesError, RulesErrorKind};
 use bg_plugin_host::VariantRules;
 use bg_store::{GameRecord, GameStore};
 use bg_variant_api::Capabilities;
@@ -59,23 +59,24 @@ impl Live {
         }
     }
 
-    pub(super) fn legal_plays(&self) -> Result<Vec<LegalPlay>, ApiError> {
-        match (self.game.phase, self.game.dice) {
-            (Phase::Move, Some(dice)) => self
-                .rules
-                .legal_plays(&self.game.variant_state, self.game.turn, dice)
-                .map_err(|e| GameError::Rules(e).into()),
-            _ => Ok(Vec::new()),
-        }
+    /// What the variant makes of the game: its board and the legal plays
+    /// of the seat on turn (none outside the move phase).
+    fn variant_view(&self) -> Result<(bg_engine::Board, Vec<LegalPlay>), RulesError> {
+        let board = self.rules.plugin.board(&self.game.variant_state)?;
+        let legal = match (self.game.phase, self.game.dice) {
+            (Phase::Move, Some(dice)) => {
+                self.rules
+                    .legal_plays(&self.game.variant_state, self.game.turn, dice)?
+            }
+            _ => Vec::new(),
+        };
+        Ok((board, legal))
     }
 
     pub(super) fn snapshot(&self) -> Result<pb::Game, ApiError> {
-        let board = self
-            .rules
-            .plugin
-            .board(&self.game.variant_state)
-            .map_err(|e| ApiError::from(GameError::Rules(e.into())))?;
-        let legal = self.legal_plays()?;
+        let (board, legal) = self
+            .variant_view()
+            .map_err(|e| ApiError::from(GameError::Rules(e)))?;
         Ok(convert::game(
             &self.meta(&self.rules.options),
             &self.game,
@@ -184,8 +185,8 @@ impl<S: GameStore> Games<S> {
         };
         // A state that reads as JSON may still be one its variant refuses
         // (a die of 9, a board cut short): damaged data, not a plugin bug.
-        if let Err(e) = live.snapshot()
-            && e.reason == "INVALID_INPUT"
+        if let Err(e) = live.variant_view()
+            && e.kind == RulesErrorKind::InvalidInput
         {
             return Err(ApiError::data_loss(format!(
                 "game {game_id}: its variant refuses the stored state"

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use bg_api::v1 as pb;
 use bg_engine::Seat;
-use bg_engine::game::{GameError, Match};
+use bg_engine::game::{GameError, Match, RulesErrorKind};
 use bg_plugin_host::VariantRules;
 use bg_store::{GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use prost::Message;
@@ -86,7 +86,10 @@ impl<S: GameStore> Games<S> {
                 // not the plugin's fault.
                 if let GameError::Rules(r) = &e
                     && rules.start.is_some()
-                    && (r.reason == "INVALID_INPUT" || r.reason == "UNSUPPORTED")
+                    && matches!(
+                        r.kind,
+                        RulesErrorKind::InvalidInput | RulesErrorKind::Unsupported
+                    )
                 {
                     return ApiError::invalid(
                         "start_board",
