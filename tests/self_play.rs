@@ -2,7 +2,8 @@
 //! their files (standard, Caucasian), with the invariants checked after
 //! every play.
 
-use bg_engine::{Board, Dice, Seat, WinType};
+use bg_engine::{Board, Dice, Seat};
+use bg_standard_rules::WinType;
 use std::sync::Arc;
 
 use bg_plugin_host::Plugin;

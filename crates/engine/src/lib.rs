@@ -2,7 +2,7 @@
 //!
 //! This crate owns the vocabulary the rest of the workspace speaks:
 //! [`Seat`], [`Board`], [`Dice`], [`Move`], [`Play`], [`LegalPlay`],
-//! [`WinType`], and the gnubg [`position_id`] encoding.
+//! and the gnubg [`position_id`] encoding.
 //!
 //! It must never do I/O, read the clock, draw random numbers or know the
 //! rules of a particular variant beyond what all of them share (24 points,
@@ -13,11 +13,9 @@
 mod board;
 mod dice;
 pub mod game;
-mod outcome;
 mod play;
 pub mod position_id;
 
 pub use board::{BAR, Board, BoardError, CHECKERS, OFF, POINTS, Seat};
 pub use dice::{Dice, DiceError};
-pub use outcome::WinType;
 pub use play::{LegalPlay, MAX_MOVES, Move, Play, PlayParseError};

@@ -194,12 +194,14 @@ impl Plugin {
     }
 
     /// The variant's name of a win at `level` (from 1): what it says, else
-    /// the standard board's names.
+    /// the names a plugin that names none was written for (the standard
+    /// board's, as before `VariantInfo.win_kinds` existed).
     pub fn win_kind(&self, level: u32) -> String {
+        const UNNAMED: [&str; 3] = ["single", "gammon", "backgammon"];
         let index = level.max(1) as usize - 1;
         match self.info().win_kinds.get(index) {
             Some(kind) if !kind.is_empty() => kind.clone(),
-            _ => bg_engine::game::STANDARD_WIN_KINDS[index.min(2)].to_string(),
+            _ => UNNAMED[index.min(2)].to_string(),
         }
     }
 

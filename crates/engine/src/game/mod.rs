@@ -152,13 +152,8 @@ pub trait Rules {
     }
     /// The variant's name of a win at `level` (from 1), as its own games
     /// end: an accepted resignation at that level carries the same name.
-    fn win_kind(&self, level: u32) -> String {
-        STANDARD_WIN_KINDS[(level.clamp(1, 3) - 1) as usize].to_string()
-    }
+    fn win_kind(&self, level: u32) -> String;
 }
-
-/// The names of the standard board's wins, by level (rules spec §1.4).
-pub const STANDARD_WIN_KINDS: [&str; 3] = ["single", "gammon", "backgammon"];
 
 /// Where dice come from: a CSPRNG in the server, a script in tests.
 pub trait DiceSource {

@@ -19,9 +19,10 @@
 //! Everything else is standard backgammon (`bg-standard-rules`). This
 //! crate must never do I/O or keep state between calls.
 
+use bg_standard_rules::WinType;
 use bg_standard_rules::rules::{Node, StandardSteps, apply_moves};
 use bg_standard_rules::{Standard, StandardState, win};
-use bg_variant_api::engine::{Board, Dice, LegalPlay, Move, OFF, Play, Seat, WinType};
+use bg_variant_api::engine::{Board, Dice, LegalPlay, Move, OFF, Play, Seat};
 use bg_variant_api::search::{self, Steps};
 use bg_variant_api::{
     Capabilities, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,

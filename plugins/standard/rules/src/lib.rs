@@ -13,8 +13,11 @@
 //! This crate must never do I/O or keep state between calls.
 
 pub mod rules;
+mod win_type;
 
-use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat, WinType};
+pub use win_type::WinType;
+
+use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::{
     Capabilities, Opening, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
     VariantInfo, check_option_names, option_value, play_reaching, search,

@@ -1,9 +1,10 @@
-//! How a game on the standard board is won.
+//! How a game on the standard board is won: rule knowledge of this
+//! board, so it lives with its rules, not in the engine.
 
-use crate::board::{Board, Seat};
+use bg_variant_api::engine::{Board, Seat};
 
 /// The natural value of a win, judged on the loser's position
-/// (rules spec §1.4, after gnubg's `GameStatus`; the seeds call them Oin,
+/// (docs/rules.md §1.4, after gnubg's `GameStatus`; the seeds call them Oin,
 /// Mars and Cox).
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -43,7 +44,7 @@ impl WinType {
 mod tests {
     use super::*;
 
-    /// Spec T25: loser with nothing off and a checker in the winner's home is
+    /// T25 (docs/rules.md): loser with nothing off and a checker in the winner's home is
     /// backgammoned; with one checker off (even with one on the bar) it is a
     /// single game.
     #[test]
@@ -54,7 +55,7 @@ mod tests {
         assert_eq!(WinType::of_loser(&board, Seat::Black), WinType::Backgammon);
         assert_eq!(WinType::of_loser(&board, Seat::Black).points() * 4, 12);
 
-        let loser_one_off = [(crate::BAR, 1), (10, 13)];
+        let loser_one_off = [(bg_variant_api::engine::BAR, 1), (10, 13)];
         let board = Board::from_points(&winner_done, &loser_one_off);
         assert_eq!(board.off(Seat::Black), 1);
         assert_eq!(WinType::of_loser(&board, Seat::Black), WinType::Single);
