@@ -1,6 +1,6 @@
-//! Caucasian worked examples of rules spec §5 (T10-T15), one test each,
+//! Caucasian worked examples of docs/rules.md §5 (T10-T15), one test each,
 //! through the Caucasian plugin loaded from its file, next to the standard
-//! plugin for the counts the spec compares.
+//! plugin for the counts docs/rules.md compares.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! The match state machine (bg-engine) driving the real standard plugin:
 //! the cube, match play, resignation and scoring worked examples of rules
-//! spec §5 (T26-T32), one test each, with scripted dice.
+//! docs/rules.md §5 (T26-T32), one test each, with scripted dice.
 
 use std::collections::VecDeque;
 

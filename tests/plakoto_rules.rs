@@ -1,6 +1,6 @@
-//! Plakoto worked examples of rules spec §5 (T16-T24, T33), one test each,
+//! Plakoto worked examples of docs/rules.md §5 (T16-T24, T33), one test each,
 //! through the Plakoto plugin loaded from its file. Positions are written
-//! as the spec writes them: X (white) to move, both sides in X's numbering.
+//! as docs/rules.md writes them: X (white) to move, both sides in X's numbering.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -196,7 +196,7 @@ fn t20_pinning_the_mother_with_no_checker_left_on_ones_start_wins_two() {
 #[test]
 fn t21_pinning_the_mother_while_keeping_checkers_on_ones_start_plays_on() {
     let board = position(&[(24, 2), (13, 12), (7, 1)], &[(1, 1), (20, 14)], &[], &[]);
-    // The spec gives the count (9); the set, worked out from §3.2: O's
+    // docs/rules.md gives the count (9); the set, worked out from §3.2: O's
     // 14 checkers block white's 20-point, and 7/1 pins the mother.
     assert_plays(
         &board,

@@ -1,6 +1,6 @@
-//! The worked examples of rules spec §5 (T1-T9, and the win types of T25),
+//! The worked examples of docs/rules.md §5 (T1-T9, and the win types of T25),
 //! one test each, through the standard plugin loaded from its file.
-//! Positions are written as the spec writes them: X (white) to move, both
+//! Positions are written as docs/rules.md writes them: X (white) to move, both
 //! sides in X's numbering.
 
 use std::collections::BTreeSet;

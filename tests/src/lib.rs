@@ -1,6 +1,6 @@
 //! Helpers shared by the end-to-end tests: where the real plugin files
 //! are, temporary plugin folders, the corpus, and positions written the
-//! way the rules spec writes them.
+//! way docs/rules.md writes them.
 //!
 //! The plugin crates are dependencies of this package only so that cargo
 //! builds their plugin files (`lib<name>.so`) next to the test binaries;
@@ -129,7 +129,7 @@ pub fn corpus_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/standard-legal-plays.txt")
 }
 
-/// A position as the rules spec writes it: the player to move (X, here
+/// A position as docs/rules.md writes it: the player to move (X, here
 /// white) and the opponent (O, black), both in X's numbering, as
 /// `(point, count)`; `BAR` for X's bar. Checkers not placed are off.
 pub fn spec_position(x: &[(u8, u8)], o_in_x_numbering: &[(u8, u8)]) -> Board {
@@ -138,7 +138,9 @@ pub fn spec_position(x: &[(u8, u8)], o_in_x_numbering: &[(u8, u8)]) -> Board {
         .map(|&(p, n)| if p == BAR { (BAR, n) } else { (25 - p, n) })
         .collect();
     let board = Board::from_points(x, &o);
-    board.validate().expect("spec position is a valid board");
+    board
+        .validate()
+        .expect("a docs/rules.md position is a valid board");
     board
 }
 

@@ -1,7 +1,7 @@
 //! GNU Backgammon's Position ID: 10 bytes, 14 base64 characters.
 //!
-//! Layout (gnubg manual §11.6 and gnubg `positionid.c`; summarised in
-//! `shared/research/architecture.md` §2.1): for each side, walk its 25 slots
+//! Layout (GNU Backgammon manual §11.6 and gnubg's `positionid.c`): for
+//! each side, walk its 25 slots
 //! (its points 1..=24, then its bar) and write one `1` bit per checker and
 //! a `0` after each slot; the **opponent of the player on roll comes
 //! first**, the player on roll second (the manual's prose says the
@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(decode("4HPwATDgc/ABMA", Seat::White).unwrap(), start);
     }
 
-    /// architecture.md §2.1: in `4OvgATDgc+QBUA` the checker on the bar
+    /// In `4OvgATDgc+QBUA` (gnubg's own example) the checker on the bar
     /// belongs to the second half, the side on roll.
     #[test]
     fn opponent_is_encoded_first() {

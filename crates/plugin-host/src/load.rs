@@ -62,8 +62,9 @@ pub enum LoadError {
 }
 
 /// Loads one plugin file. The library is never unloaded, even when it is
-/// refused (unloading is unsafe with thread-locals and constructors; see
-/// architecture.md §3.3).
+/// refused: unloading a library whose code registered thread-local
+/// destructors or ran constructors is undefined behaviour waiting to
+/// happen (a thread exiting later would call into unmapped code).
 pub fn load(path: &Path) -> Result<Plugin, LoadError> {
     let path_buf = path.to_path_buf();
     let library = open(path)?;

@@ -1,4 +1,4 @@
-//! Worked examples of rules spec §5 through the API (T25-T32), arranged
+//! Worked examples of docs/rules.md §5 through the API (T25-T32), arranged
 //! so that their outcome does not depend on the dice (the server's dice
 //! are random): from the start position or from a `start_board`. They
 //! also run against the engine with the real plugin and scripted dice in

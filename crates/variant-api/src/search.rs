@@ -1,6 +1,6 @@
 //! The legal-play search every variant on the standard board shares.
 //!
-//! Rules spec §1.3 (after gnubg's `GenerateMovesSub`/`SaveMoves`):
+//! docs/rules.md §1.3 (after gnubg's `GenerateMovesSub`/`SaveMoves`):
 //! enumerate every sequence of single moves the dice allow, keep those
 //! using the most dice, among them those using the largest total of die
 //! values (the "larger die" rule), and list each resulting position once.
@@ -44,7 +44,7 @@ pub trait Steps {
     /// uses more dice. Standard rules: no. As in gnubg (`SaveMoves` keeps
     /// only the plays with the most dice), a last checker on the 3-point
     /// with 3-1 and a blot on the 2-point must hit first (3/2*/off), not
-    /// bear off with the 3 alone. Plakoto says yes (spec §3.4, T20:
+    /// bear off with the 3 alone. Plakoto says yes (docs/rules.md §3.4, T20:
     /// pinning the mother with one die wins at once).
     fn ending_play_is_complete(&self) -> bool {
         false
@@ -116,7 +116,7 @@ pub fn dice_values(dice: Dice, moves_per_double: usize) -> ([u8; 4], usize) {
     }
 }
 
-/// Fills `out` with the legal plays from `start` (spec §1.3): most dice,
+/// Fills `out` with the legal plays from `start` (docs/rules.md §1.3): most dice,
 /// then largest total, merged by result. With no move possible, the only
 /// play is the empty play. Plays come in the order the search finds them.
 pub fn legal_plays<S: Steps>(
@@ -197,7 +197,7 @@ pub fn legal_plays_in<S: Steps>(
         search.run(&start, &[dice.d2, dice.d1], 0, false, ALL_POINTS);
     }
     // Where a play that ends the game is complete whatever dice remain
-    // (spec §3.4), it joins the plays kept, unless one reached the same
+    // (docs/rules.md §3.4), it joins the plays kept, unless one reached the same
     // position.
     for (key, play) in std::mem::take(&mut buffers.finished) {
         buffers.insert(key, play);

@@ -1,4 +1,4 @@
-//! The doubling cube (spec §1.5) and resignation (spec §1.8).
+//! The doubling cube (docs/rules.md §1.5) and resignation (docs/rules.md §1.8).
 
 use super::*;
 
@@ -49,7 +49,7 @@ impl Match {
         let offer = self.pending_double.take().expect("a double is pending");
         self.cube = Cube {
             value: offer.value,
-            // After a beaver the beaverer keeps the cube (spec §1.5).
+            // After a beaver the beaverer keeps the cube (docs/rules.md §1.5).
             owner: Some(if offer.beaver { offer.by } else { seat }),
         };
         // The doubler, whose turn it is, now rolls.
@@ -98,7 +98,7 @@ impl Match {
         let offer = self.pending_double.take().expect("a double is pending");
         events.push(Event::DoubleDropped { seat });
         // The doubler scores the value before the (last) double, with no
-        // gammons (spec §1.5; T27).
+        // gammons (docs/rules.md §1.5; T27).
         let value = offer.value / 2;
         let result = GameResult {
             game_number: self.game_number,

@@ -4,7 +4,7 @@
 use super::*;
 
 impl Match {
-    /// Sets up the next game and decides who starts it (spec §1.2, §4.3).
+    /// Sets up the next game and decides who starts it (docs/rules.md §1.2, §4.3).
     pub(super) fn start_game(
         &mut self,
         rules: &impl Rules,
@@ -52,7 +52,7 @@ impl Match {
         match designated {
             Some(starter) => {
                 // The designated starter throws both dice fresh and may
-                // double first (spec §4.3).
+                // double first (docs/rules.md §4.3).
                 self.begin_game(starter);
                 events.push(Event::GameStarted {
                     game_number: self.game_number,
@@ -71,7 +71,7 @@ impl Match {
                     }
                     // A tie is thrown again; in a money session with
                     // automatic doubles it doubles the centred cube first
-                    // (spec §1.5, §1.7).
+                    // (docs/rules.md §1.5, §1.7).
                     if let Some(doubled) = self.cube.value.checked_mul(2)
                         && automatic_doubles < self.settings.auto_doubles
                         && self.cube_in_play
@@ -133,14 +133,14 @@ impl Match {
             return self.end_game(self.draw(), rules, dice, events);
         };
         if let Some(first) = self.pending_win.take() {
-            // The last roll bore everything off too: a draw (spec §4.2).
+            // The last roll bore everything off too: a draw (docs/rules.md §4.2).
             debug_assert_ne!(first.winner, Some(winner));
             return self.end_game(self.draw(), rules, dice, events);
         }
         let result = self.score_win(winner, &outcome.kind, outcome.level, EndReason::Played);
         if self.settings.draw_on_last_roll && winner == self.first_mover && outcome.by_bearing_off {
             // The win is judged now, on the loser's position before the
-            // last roll; that roll only decides draw or not (spec §4.2).
+            // last roll; that roll only decides draw or not (docs/rules.md §4.2).
             self.pending_win = Some(result);
             self.turn = winner.other();
             self.dice = None;
@@ -154,7 +154,7 @@ impl Match {
     }
 
     /// A win's value: the natural level capped by the scoring limit and
-    /// Jacoby, times the cube (spec §1.4, §1.7, §4.1).
+    /// Jacoby, times the cube (docs/rules.md §1.4, §1.7, §4.1).
     pub(super) fn score_win(
         &self,
         winner: Seat,
@@ -220,7 +220,7 @@ impl Match {
         self.start_game(rules, dice, events)
     }
 
-    /// Spec §1.6: the game after a player first reaches N-1 (the other
+    /// docs/rules.md §1.6: the game after a player first reaches N-1 (the other
     /// not) is the Crawford game; a drawn Crawford game is replayed as one.
     fn update_crawford(&mut self, result: &GameResult) {
         let n = self.settings.match_length;

@@ -1,7 +1,7 @@
 //! The game and match state machine, the same for every variant.
 //!
 //! A [`Match`] is a series of games under one set of [`MatchSettings`]:
-//! the opening roll, turns, passes, the doubling cube (spec §1.5), match
+//! the opening roll, turns, passes, the doubling cube (docs/rules.md §1.5), match
 //! play with Crawford (§1.6), money options (§1.7), resignation (§1.8),
 //! scoring limits, the last-roll draw and who starts later games (§4).
 //! It asks the variant ([`Rules`]) for everything about the board and is
@@ -48,7 +48,7 @@ pub struct VariantOutcome {
     pub level: u32,
     /// A stable name: "single", "gammon", "backgammon", "mother", "draw".
     pub kind: String,
-    /// The winner bore off its last checker (spec §4.2 applies only then).
+    /// The winner bore off its last checker (docs/rules.md §4.2 applies only then).
     #[serde(default)]
     pub by_bearing_off: bool,
 }
@@ -204,7 +204,7 @@ pub enum Phase {
     MatchOver,
 }
 
-/// Where the match stands on the Crawford rule (spec §1.6).
+/// Where the match stands on the Crawford rule (docs/rules.md §1.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Crawford {
@@ -720,3 +720,6 @@ impl Match {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

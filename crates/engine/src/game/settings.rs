@@ -1,9 +1,9 @@
-//! The match and cube settings a game is created with (rules spec §1.5-1.8
+//! The match and cube settings a game is created with (docs/rules.md §1.5-1.8
 //! and §4), the same for every variant.
 
 use serde::{Deserialize, Serialize};
 
-/// The doubling cube's limit (spec §4.4).
+/// The doubling cube's limit (docs/rules.md §4.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CubeLimit {
@@ -25,7 +25,7 @@ impl CubeLimit {
     }
 }
 
-/// The highest win type that counts (spec §4.1: the seeds' Oin, Mars, Cox).
+/// The highest win type that counts (docs/rules.md §4.1: the seeds' Oin, Mars, Cox).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScoringLimit {
@@ -47,7 +47,7 @@ impl ScoringLimit {
     }
 }
 
-/// How a player resigns (spec §1.8).
+/// How a player resigns (docs/rules.md §1.8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResignMode {
@@ -57,7 +57,7 @@ pub enum ResignMode {
     Offer,
 }
 
-/// Who starts the games after the first (spec §4.3).
+/// Who starts the games after the first (docs/rules.md §4.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FirstMove {
@@ -79,19 +79,19 @@ pub struct MatchSettings {
     /// Games in a money session (0: no limit). Ignored in match play.
     pub money_games: u32,
     pub cube: CubeLimit,
-    /// Refuse a double that cannot help the doubler (spec §1.5 rule 5).
+    /// Refuse a double that cannot help the doubler (docs/rules.md §1.5 rule 5).
     pub dead_cube_check: bool,
     pub crawford: bool,
-    /// Money only: gammons count single with a centred cube (spec §1.7).
+    /// Money only: gammons count single with a centred cube (docs/rules.md §1.7).
     pub jacoby: bool,
-    /// Money only: the doubled player may redouble at once (spec §1.5).
+    /// Money only: the doubled player may redouble at once (docs/rules.md §1.5).
     pub beavers: bool,
     /// Money only: each tied opening throw doubles the centred cube, at
     /// most this many times a game (gnubg's automatic doubles; 0: none).
     pub auto_doubles: u32,
     pub scoring_limit: ScoringLimit,
     pub resignation: ResignMode,
-    /// The player who moved second gets a last roll to draw (spec §4.2).
+    /// The player who moved second gets a last roll to draw (docs/rules.md §4.2).
     pub draw_on_last_roll: bool,
     /// Who starts later games; None: the variant's default, else the loser
     /// (filled in when the match starts).

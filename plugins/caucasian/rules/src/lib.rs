@@ -1,10 +1,10 @@
-//! Caucasian short backgammon (rules spec §2): standard backgammon plus
+//! Caucasian short backgammon (docs/rules.md §2): standard backgammon plus
 //! one restriction, no "hit and hide" in one's own home board.
 //!
 //! When a checker H hits an enemy blot on one of the mover's home points
 //! (1-6), H must not end the turn hidden: its last landing may not be on
 //! a point that already held other checkers of the mover when H arrived.
-//! Options (spec §2 edge cases 7 and 8):
+//! Options (docs/rules.md §2 edge cases 7 and 8):
 //! - `caucasian_mode`: `last_landing` (default; H may touch down on its
 //!   own point and move on) or `strict` (every landing of H after the hit
 //!   must be on a point without the mover's checkers);
@@ -33,14 +33,14 @@ use bg_variant_api::{
 #[derive(Default)]
 pub struct Caucasian;
 
-/// How strictly a hitter may touch its own checkers (spec §2 case 7).
+/// How strictly a hitter may touch its own checkers (docs/rules.md §2 case 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     LastLanding,
     Strict,
 }
 
-/// When a hitter may be borne off (spec §2 case 8).
+/// When a hitter may be borne off (docs/rules.md §2 case 8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HitBearoff {
     Always,
@@ -354,7 +354,7 @@ impl Steps for CaucasianSteps {
             for index in node.hitters.on(mv.from) {
                 let rest = node.hitters.remove(index);
                 if mv.to == OFF {
-                    // Spec §2 case 8: borne off only when the die has no
+                    // docs/rules.md §2 case 8: borne off only when the die has no
                     // other use, with that option.
                     let other_use = moves.len() > 1 || others_on_from > 0;
                     if self.hit_bearoff == HitBearoff::OnlyIfForced && other_use {

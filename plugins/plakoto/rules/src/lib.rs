@@ -1,4 +1,4 @@
-//! Plakoto (rules spec §3): the Greek game where a lone checker is pinned
+//! Plakoto (docs/rules.md §3): the Greek game where a lone checker is pinned
 //! instead of hit, and a pinned "mother" decides the game.
 //!
 //! - Setup: each side's 15 checkers on its 24-point, inside the other
@@ -41,7 +41,7 @@ pub struct Rules {
     /// Judge the mother after every move (true) or after the whole play.
     pub mother_immediate: bool,
     /// A side with checkers still on its own start does not lose to a
-    /// pinned mother... (spec §3.4's exception; off: a pinned mother loses).
+    /// pinned mother... (docs/rules.md §3.4's exception; off: a pinned mother loses).
     pub mother_exception: bool,
     /// Bearing off while one of the mover's checkers is pinned.
     pub bearoff_with_pinned: bool,
@@ -170,7 +170,7 @@ fn win(winner: Seat, level: u32, kind: &str) -> Outcome {
     }
 }
 
-/// The single-move rule (spec §3.2-3.3) for one mover.
+/// The single-move rule (docs/rules.md §3.2-3.3) for one mover.
 struct PlakotoSteps {
     seat: Seat,
     rules: Rules,
@@ -266,7 +266,7 @@ impl Steps for PlakotoSteps {
         node.over
     }
 
-    // A move that ends the game completes the play (spec §3.4, T20).
+    // A move that ends the game completes the play (docs/rules.md §3.4, T20).
     fn ending_play_is_complete(&self) -> bool {
         true
     }
@@ -308,7 +308,7 @@ fn setup(board: Board, rules: Rules) -> Setup<PlakotoState> {
             Opening::PlayOpeningDice
         },
         cube: rules.cube,
-        // Tavli: the previous winner starts the next game (spec §3.1).
+        // Tavli: the previous winner starts the next game (docs/rules.md §3.1).
         first_move: Some(bg_variant_api::engine::game::FirstMove::Winner),
     }
 }
@@ -351,7 +351,7 @@ impl Variant for Plakoto {
                     &["throw_again", "use_die_off"],
                 ),
             ],
-            // No triple in Plakoto (spec §3.5): a game is worth 1 or 2.
+            // No triple in Plakoto (docs/rules.md §3.5): a game is worth 1 or 2.
             max_win_level: 2,
             win_kinds: vec!["single".into(), "double".into()],
         }

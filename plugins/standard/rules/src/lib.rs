@@ -1,6 +1,6 @@
 //! The rules of standard (short) backgammon, as a [`Variant`].
 //!
-//! Rules spec `shared/rules/standard-caucasian-plakoto.md` §1.1-1.4: the
+//! docs/rules.md §1.1-1.4: the
 //! setup (nackgammon as an option), bar entry, blocked points, hitting,
 //! the most-dice and larger-die rules, bearing off with the higher-die rule
 //! and the "all home" check after every move, and the end of the game with

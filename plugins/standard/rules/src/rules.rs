@@ -1,4 +1,4 @@
-//! The single-move rule of standard backgammon (spec §1.3 rules 1-4), in
+//! The single-move rule of standard backgammon (docs/rules.md §1.3 rules 1-4), in
 //! the form the shared play search wants.
 //!
 //! Legal-play generation is the hot path of the whole service, so a
@@ -200,7 +200,7 @@ impl StandardSteps {
         to != OFF && self.opp[usize::from(25 - to)] == 1 && !node.was_hit(25 - to)
     }
 
-    /// Calls `step` for every legal single move of `die` (spec §1.3 rules
+    /// Calls `step` for every legal single move of `die` (docs/rules.md §1.3 rules
     /// 1-3) from a starting point in `froms` (see [`Steps::for_each_step`]),
     /// highest first.
     #[inline(always)]

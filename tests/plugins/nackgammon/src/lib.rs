@@ -1,6 +1,6 @@
 //! A test plugin standing for a variant someone adds by dropping a file
 //! into a running server's plugin folder: Nackgammon, standard backgammon
-//! from the starting position 24x2 23x2 13x4 8x3 6x4 (rules spec §1.1,
+//! from the starting position 24x2 23x2 13x4 8x3 6x4 (docs/rules.md §1.1,
 //! after DailyGammon's help). It is not shipped (the standard plugin
 //! offers the same setup as an option); its own name lets the tests tell
 //! it apart from every shipped variant.

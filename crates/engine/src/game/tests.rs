@@ -1,0 +1,258 @@
+//! The match state machine with a fake variant: no plugin file, no board
+//! rules, only what the engine itself decides (turns, the cube, match
+//! scoring, resignations), each test in microseconds.
+
+use std::collections::VecDeque;
+
+use super::*;
+use crate::Board;
+
+/// A race to zero: each side starts `START` pips away and every play takes
+/// the dice's sum off. The state is the two counts, white first. A side
+/// that wins before the other has moved at all wins "two" (level 2), else
+/// "one"; conceding is judged the same way.
+struct Race;
+
+const START: u8 = 20;
+
+fn left(state: &[u8], seat: Seat) -> u8 {
+    state[seat.index()]
+}
+
+impl Race {
+    fn outcome(state: &[u8], winner: Seat) -> VariantOutcome {
+        let level = if left(state, winner.other()) == START {
+            2
+        } else {
+            1
+        };
+        VariantOutcome {
+            winner: Some(winner),
+            level,
+            kind: Race.win_kind(level),
+            by_bearing_off: true,
+        }
+    }
+}
+
+impl Rules for Race {
+    fn new_game(&self) -> Result<VariantSetup, RulesError> {
+        Ok(VariantSetup {
+            state: vec![START, START],
+            opening: Opening::PlayOpeningDice,
+            cube: true,
+            first_move: None,
+        })
+    }
+
+    fn legal_plays(&self, _: &[u8], _: Seat, _: Dice) -> Result<Vec<LegalPlay>, RulesError> {
+        // One play: the race has no choices ("24/23" stands for it).
+        Ok(vec![LegalPlay {
+            play: "24/23".parse().map_err(|_| fault("play"))?,
+            result: Board::default(),
+        }])
+    }
+
+    fn apply_play(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        dice: Dice,
+        _: &Play,
+    ) -> Result<VariantStep, RulesError> {
+        let mut next = state.to_vec();
+        next[seat.index()] = left(state, seat).saturating_sub(dice.d1 + dice.d2);
+        let outcome = (next[seat.index()] == 0).then(|| Race::outcome(&next, seat));
+        Ok(VariantStep {
+            state: next,
+            outcome,
+            events: Vec::new(),
+            decision: None,
+        })
+    }
+
+    fn after_roll(&self, state: &[u8], _: Seat, _: Dice) -> Result<VariantStep, RulesError> {
+        Ok(VariantStep {
+            state: state.to_vec(),
+            outcome: None,
+            events: Vec::new(),
+            decision: None,
+        })
+    }
+
+    fn decide(&self, _: &[u8], _: Seat, _: &str) -> Result<VariantStep, RulesError> {
+        Err(RulesError {
+            kind: RulesErrorKind::IllegalDecision,
+            message: "the race asks nothing".into(),
+        })
+    }
+
+    fn concede(&self, state: &[u8], loser: Seat) -> Result<VariantOutcome, RulesError> {
+        Ok(Race::outcome(state, loser.other()))
+    }
+
+    fn max_win_level(&self) -> u32 {
+        2
+    }
+
+    fn win_kind(&self, level: u32) -> String {
+        if level >= 2 { "two" } else { "one" }.into()
+    }
+}
+
+fn fault(what: &str) -> RulesError {
+    RulesError {
+        kind: RulesErrorKind::VariantFault,
+        message: what.into(),
+    }
+}
+
+/// Dice thrown in the order given.
+struct Script(VecDeque<u8>);
+
+impl DiceSource for Script {
+    fn die(&mut self) -> u8 {
+        self.0.pop_front().expect("the test scripted enough dice")
+    }
+}
+
+fn script(dice: &[u8]) -> Script {
+    Script(dice.iter().copied().collect())
+}
+
+fn settings(match_length: u32, resignation: ResignMode) -> MatchSettings {
+    MatchSettings {
+        match_length,
+        resignation,
+        ..MatchSettings::default()
+    }
+}
+
+/// A match whose opening throw is 6-1 for white: white on roll to move.
+fn started(settings: MatchSettings) -> (Match, Script) {
+    let mut dice = script(&[6, 1]);
+    let (game, _) = Match::new(settings, &Race, &mut dice).unwrap();
+    assert_eq!((game.turn, game.phase), (Seat::White, Phase::Move));
+    (game, dice)
+}
+
+fn act(game: &mut Match, seat: Seat, command: Command, dice: &mut Script) -> Vec<Event> {
+    game.apply(seat, &command, &Race, dice).unwrap()
+}
+
+fn play() -> Command {
+    Command::Move {
+        play: "24/23".parse().unwrap(),
+    }
+}
+
+/// A resignation accepted at a level is named by the variant, as the same
+/// win played out: "two" here, never the standard board's "gammon".
+#[test]
+fn an_accepted_resignation_takes_the_variants_name_for_its_level() {
+    let (mut game, mut dice) = started(settings(5, ResignMode::Offer));
+    act(
+        &mut game,
+        Seat::White,
+        Command::Resign { level: Some(2) },
+        &mut dice,
+    );
+    assert_eq!(game.phase, Phase::ResignationOffered);
+    act(
+        &mut game,
+        Seat::Black,
+        Command::AcceptResignation,
+        &mut dice,
+    );
+    let result = &game.results[0];
+    assert_eq!(
+        (
+            result.winner,
+            result.kind.as_str(),
+            result.level,
+            result.points
+        ),
+        (Some(Seat::Black), "two", 2, 2)
+    );
+    assert_eq!(game.score, [0, 2]);
+}
+
+/// A win played out carries the variant's name as well ("one": black had
+/// moved, so level 1).
+#[test]
+fn a_win_played_out_carries_the_variants_name_too() {
+    let (mut game, mut dice) = started(settings(5, ResignMode::ByPosition));
+    // White 6-1 (13 left), black 1-2 (17), white 6-6 (1), black 1-1 (15),
+    // white 1-1: home.
+    act(&mut game, Seat::White, play(), &mut dice);
+    for (seat, thrown) in [
+        (Seat::Black, [1, 2]),
+        (Seat::White, [6, 6]),
+        (Seat::Black, [1, 1]),
+        (Seat::White, [1, 1]),
+    ] {
+        dice.0.extend(thrown);
+        act(&mut game, seat, Command::Roll, &mut dice);
+        act(&mut game, seat, play(), &mut dice);
+    }
+    let result = &game.results[0];
+    assert_eq!(
+        (result.winner, result.kind.as_str(), result.level),
+        (Some(Seat::White), "one", 1)
+    );
+}
+
+/// An offer above the variant's highest level is refused, and changes
+/// nothing.
+#[test]
+fn a_resignation_above_the_variants_highest_level_is_refused() {
+    let (mut game, mut dice) = started(settings(5, ResignMode::Offer));
+    let before = game.clone();
+    let refused = game
+        .apply(
+            Seat::White,
+            &Command::Resign { level: Some(3) },
+            &Race,
+            &mut dice,
+        )
+        .unwrap_err();
+    assert!(matches!(refused, GameError::Resignation(_)), "{refused:?}");
+    assert_eq!(game, before);
+}
+
+/// Resigning by position asks the variant what the position concedes.
+#[test]
+fn resigning_by_position_concedes_what_the_variant_says() {
+    let (mut game, mut dice) = started(settings(5, ResignMode::ByPosition));
+    act(&mut game, Seat::White, play(), &mut dice);
+    // Black resigns before moving: white wins "two".
+    dice.0.extend([3, 2]);
+    act(
+        &mut game,
+        Seat::Black,
+        Command::Resign { level: None },
+        &mut dice,
+    );
+    let result = &game.results[0];
+    assert_eq!(
+        (result.winner, result.kind.as_str(), result.points),
+        (Some(Seat::White), "two", 2)
+    );
+}
+
+/// A refused command changes nothing, whatever it was (the engine works on
+/// a copy).
+#[test]
+fn a_refused_command_changes_nothing() {
+    let (mut game, mut dice) = started(settings(3, ResignMode::ByPosition));
+    let before = game.clone();
+    for (seat, command) in [
+        (Seat::Black, play()),
+        (Seat::White, Command::Take),
+        (Seat::White, Command::AcceptResignation),
+        (Seat::White, Command::Decide { choice: "x".into() }),
+    ] {
+        assert!(game.apply(seat, &command, &Race, &mut dice).is_err());
+        assert_eq!(game, before, "{command:?}");
+    }
+}
