@@ -38,6 +38,8 @@ fn status_of(error: &VariantError) -> Status {
         VariantError::IllegalPlay(_) => abi::STATUS_ILLEGAL_PLAY,
         VariantError::IllegalDecision(_) => abi::STATUS_ILLEGAL_DECISION,
         VariantError::Unsupported(_) => abi::STATUS_UNSUPPORTED,
+        // A contract broken is reported as a fault, like a panic.
+        VariantError::Broken(_) => abi::STATUS_PANIC,
     }
 }
 
@@ -227,7 +229,7 @@ impl<V: Variant> Shims<V> {
                 .map_err(|e| VariantError::InvalidInput(e.to_string()))?;
             Ok(encode_transition(
                 &v,
-                v.apply_play(&state, seat(seat_index)?, dice, play)?,
+                crate::apply_play(&v, &state, seat(seat_index)?, dice, play)?,
             ))
         })
     }

@@ -116,6 +116,10 @@ pub enum VariantError {
     /// The variant does not do this at all.
     #[error("not supported by this variant: {0}")]
     Unsupported(String),
+    /// The variant broke its own contract (a bug in it, never the
+    /// player's mistake): the host treats it as a fault of the plugin.
+    #[error("the variant broke its contract: {0}")]
+    Broken(String),
 }
 
 /// The rules of one variant.
@@ -160,15 +164,26 @@ pub trait Variant: Default + Send + Sync + 'static {
     /// calls; clear it and push.
     fn legal_plays(&self, state: &Self::State, seat: Seat, dice: Dice, out: &mut Vec<LegalPlay>);
 
-    /// Plays `play` (which must reach the same result as one of the legal
-    /// plays) and tells what happened.
-    fn apply_play(
+    /// The board `play`'s moves reach from `state`, made in order. A move
+    /// that cannot be made at all is [`VariantError::IllegalPlay`]; whether
+    /// the whole play is legal is not asked here: [`apply_play`] checks
+    /// that, once, for every variant.
+    fn play_result(
         &self,
         state: &Self::State,
         seat: Seat,
-        dice: Dice,
         play: &Play,
-    ) -> Result<Transition<Self::State>, VariantError>;
+    ) -> Result<Board, VariantError>;
+
+    /// What playing `chosen`, one of the legal plays, does: the next state
+    /// (whose board must be `chosen.result`) and, when the game ends, its
+    /// outcome.
+    fn after_play(
+        &self,
+        state: &Self::State,
+        seat: Seat,
+        chosen: &LegalPlay,
+    ) -> Transition<Self::State>;
 
     /// What happens as soon as `seat` has rolled, before moving (tric-trac
     /// scores here). Most variants change nothing.
@@ -220,6 +235,33 @@ pub fn check_option_names(options: &Options, known: &[&str]) -> Result<(), Varia
         }),
         None => Ok(()),
     }
+}
+
+/// Plays `play` for `seat`: **the one place where a play's legality is
+/// checked**, for every variant (the plugin glue calls it; the host does
+/// not search again). The play's moves, in whatever order, must reach the
+/// result of one of the legal plays; the variant then says what that legal
+/// play does, and its new board must be exactly that play's result.
+pub fn apply_play<V: Variant>(
+    variant: &V,
+    state: &V::State,
+    seat: Seat,
+    dice: Dice,
+    play: &Play,
+) -> Result<Transition<V::State>, VariantError> {
+    let result = variant.play_result(state, seat, play)?;
+    let mut legal = Vec::new();
+    variant.legal_plays(state, seat, dice, &mut legal);
+    let chosen = play_reaching(&legal, &result).ok_or_else(|| {
+        VariantError::IllegalPlay(format!("{play} is not a legal play of {dice}"))
+    })?;
+    let transition = variant.after_play(state, seat, chosen);
+    if variant.board(&transition.state) != chosen.result {
+        return Err(VariantError::Broken(format!(
+            "accepted {play}, whose result is not one of its legal plays"
+        )));
+    }
+    Ok(transition)
 }
 
 /// Finds the legal play that reaches `result`.

@@ -26,7 +26,7 @@ use bg_variant_api::engine::{Board, Dice, LegalPlay, Move, OFF, Play, Seat};
 use bg_variant_api::search::{self, Steps};
 use bg_variant_api::{
     Capabilities, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
-    VariantInfo, check_option_names, option_value, play_reaching,
+    VariantInfo, check_option_names, option_value,
 };
 
 /// The variant.
@@ -227,19 +227,21 @@ impl Variant for Caucasian {
         );
     }
 
-    fn apply_play(
+    fn play_result(
         &self,
         state: &CaucasianState,
         seat: Seat,
-        dice: Dice,
         play: &Play,
-    ) -> Result<Transition<CaucasianState>, VariantError> {
-        let result = apply_moves(&state.board, seat, play)?;
-        let mut legal = Vec::new();
-        self.legal_plays(state, seat, dice, &mut legal);
-        let chosen = play_reaching(&legal, &result).ok_or_else(|| {
-            VariantError::IllegalPlay(format!("{play} is not a legal play of {dice}"))
-        })?;
+    ) -> Result<Board, VariantError> {
+        apply_moves(&state.board, seat, play)
+    }
+
+    fn after_play(
+        &self,
+        state: &CaucasianState,
+        seat: Seat,
+        chosen: &LegalPlay,
+    ) -> Transition<CaucasianState> {
         let next = CaucasianState {
             board: chosen.result,
             ..*state
@@ -252,7 +254,7 @@ impl Variant for Caucasian {
                 ..outcome
             });
         }
-        Ok(transition)
+        transition
     }
 
     fn concede(&self, state: &CaucasianState, loser: Seat) -> Outcome {

@@ -28,7 +28,7 @@ use bg_variant_api::engine::{Board, CHECKERS, Dice, LegalPlay, Move, OFF, Play, 
 use bg_variant_api::search::{self, Steps};
 use bg_variant_api::{
     Capabilities, Opening, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
-    VariantInfo, check_option_names, option_value, play_reaching,
+    VariantInfo, check_option_names, option_value,
 };
 
 /// The variant.
@@ -432,26 +432,28 @@ impl Variant for Plakoto {
         search::legal_plays(&steps, start, dice, 4, out);
     }
 
-    fn apply_play(
+    fn play_result(
         &self,
         state: &PlakotoState,
         seat: Seat,
-        dice: Dice,
         play: &Play,
-    ) -> Result<Transition<PlakotoState>, VariantError> {
-        let mut legal = Vec::new();
-        self.legal_plays(state, seat, dice, &mut legal);
-        let result = replay(state, seat, play)?;
-        let chosen = play_reaching(&legal, &result).ok_or_else(|| {
-            VariantError::IllegalPlay(format!("{play} is not a legal play of {dice}"))
-        })?;
+    ) -> Result<Board, VariantError> {
+        replay(state, seat, play)
+    }
+
+    fn after_play(
+        &self,
+        state: &PlakotoState,
+        seat: Seat,
+        chosen: &LegalPlay,
+    ) -> Transition<PlakotoState> {
         let next = PlakotoState {
             board: chosen.result,
             rules: state.rules,
         };
         let mut transition = Transition::to(next);
         transition.outcome = outcome(&next.board, seat, &state.rules);
-        Ok(transition)
+        transition
     }
 
     fn concede(&self, state: &PlakotoState, loser: Seat) -> Outcome {

@@ -20,7 +20,7 @@ pub use win_type::WinType;
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::{
     Capabilities, Opening, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
-    VariantInfo, check_option_names, option_value, play_reaching, search,
+    VariantInfo, check_option_names, option_value, search,
 };
 
 use rules::StandardSteps;
@@ -126,19 +126,21 @@ impl Variant for Standard {
         });
     }
 
-    fn apply_play(
+    fn play_result(
         &self,
         state: &StandardState,
         seat: Seat,
-        dice: Dice,
         play: &Play,
-    ) -> Result<Transition<StandardState>, VariantError> {
-        let result = rules::apply_moves(&state.board, seat, play)?;
-        let mut legal = Vec::new();
-        self.legal_plays(state, seat, dice, &mut legal);
-        let chosen = play_reaching(&legal, &result).ok_or_else(|| {
-            VariantError::IllegalPlay(format!("{play} is not a legal play of {dice}"))
-        })?;
+    ) -> Result<Board, VariantError> {
+        rules::apply_moves(&state.board, seat, play)
+    }
+
+    fn after_play(
+        &self,
+        _: &StandardState,
+        seat: Seat,
+        chosen: &LegalPlay,
+    ) -> Transition<StandardState> {
         let board = chosen.result;
         let mut transition = Transition::to(StandardState { board });
         if board.off(seat) == bg_variant_api::engine::CHECKERS {
@@ -148,7 +150,7 @@ impl Variant for Standard {
                 ..outcome
             });
         }
-        Ok(transition)
+        transition
     }
 
     fn concede(&self, state: &StandardState, loser: Seat) -> Outcome {

@@ -114,39 +114,46 @@ impl Variant for Faulty {
         }
     }
 
-    fn apply_play(
+    fn play_result(
         &self,
         state: &FaultyState,
         seat: Seat,
-        dice: Dice,
         play: &Play,
-    ) -> Result<Transition<FaultyState>, VariantError> {
-        match state.fault {
-            Fault::Panic => panic!("faulty plugin: apply_play panics on purpose"),
-            Fault::AcceptAnything => {
-                // Swap two checkers' places: 15 a side still, but not a legal result.
-                let mut inner = state.inner;
-                let me = &mut inner.board.checkers[seat.index()];
-                let from = (1..=24).find(|&p| me[p] > 0).unwrap_or(1);
-                me[from] -= 1;
-                me[0] += 1;
-                Ok(Transition::to(FaultyState {
-                    inner,
-                    fault: state.fault,
-                }))
-            }
-            _ => {
-                let t = Standard.apply_play(&state.inner, seat, dice, play)?;
-                Ok(Transition {
-                    state: FaultyState {
-                        inner: t.state,
-                        fault: state.fault,
-                    },
-                    events: t.events,
-                    outcome: t.outcome,
-                    decision: t.decision,
-                })
-            }
+    ) -> Result<Board, VariantError> {
+        if state.fault == Fault::Panic {
+            panic!("faulty plugin: apply_play panics on purpose");
+        }
+        Standard.play_result(&state.inner, seat, play)
+    }
+
+    fn after_play(
+        &self,
+        state: &FaultyState,
+        seat: Seat,
+        chosen: &LegalPlay,
+    ) -> Transition<FaultyState> {
+        if state.fault == Fault::AcceptAnything {
+            // Swap two checkers' places: 15 a side still, but not the
+            // chosen play's result.
+            let mut inner = state.inner;
+            let me = &mut inner.board.checkers[seat.index()];
+            let from = (1..=24).find(|&p| me[p] > 0).unwrap_or(1);
+            me[from] -= 1;
+            me[0] += 1;
+            return Transition::to(FaultyState {
+                inner,
+                fault: state.fault,
+            });
+        }
+        let t = Standard.after_play(&state.inner, seat, chosen);
+        Transition {
+            state: FaultyState {
+                inner: t.state,
+                fault: state.fault,
+            },
+            events: t.events,
+            outcome: t.outcome,
+            decision: t.decision,
         }
     }
 

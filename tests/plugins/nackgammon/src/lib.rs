@@ -56,14 +56,22 @@ impl Variant for Nackgammon {
         Standard.legal_plays(state, seat, dice, out)
     }
 
-    fn apply_play(
+    fn play_result(
         &self,
         state: &StandardState,
         seat: Seat,
-        dice: Dice,
         play: &Play,
-    ) -> Result<Transition<StandardState>, VariantError> {
-        Standard.apply_play(state, seat, dice, play)
+    ) -> Result<Board, VariantError> {
+        Standard.play_result(state, seat, play)
+    }
+
+    fn after_play(
+        &self,
+        state: &StandardState,
+        seat: Seat,
+        chosen: &LegalPlay,
+    ) -> Transition<StandardState> {
+        Standard.after_play(state, seat, chosen)
     }
 
     fn concede(&self, state: &StandardState, loser: Seat) -> Outcome {
