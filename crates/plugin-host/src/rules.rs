@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use bg_engine::game::{
-    Opening, PendingDecision, Rules, RulesError, ScoreEvent, VariantOutcome, VariantSetup,
-    VariantStep,
+    FirstMove, Opening, PendingDecision, Rules, RulesError, ScoreEvent, VariantOutcome,
+    VariantSetup, VariantStep,
 };
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::{Options, proto};
@@ -38,6 +38,18 @@ impl From<PluginError> for RulesError {
             kind: e.kind(),
             message: e.to_string(),
         }
+    }
+}
+
+/// `GameSetup.first_move` as the plugin protocol spells it (variant.proto);
+/// empty, or a word this host does not know, leaves it to the settings.
+fn first_move(name: &str) -> Option<FirstMove> {
+    match name {
+        "loser" => Some(FirstMove::Loser),
+        "winner" => Some(FirstMove::Winner),
+        "alternate" => Some(FirstMove::Alternate),
+        "opening_roll" => Some(FirstMove::OpeningRoll),
+        _ => None,
     }
 }
 
@@ -101,8 +113,7 @@ impl Rules for VariantRules {
                 _ => Opening::PlayOpeningDice,
             },
             cube: setup.cube,
-            first_move: serde_json::from_value(serde_json::Value::String(setup.first_move.clone()))
-                .ok(),
+            first_move: first_move(&setup.first_move),
             state: setup.state,
         })
     }
