@@ -414,3 +414,55 @@ impl Steps for CaucasianSteps {
         false
     }
 }
+
+/// The variant called directly: no plugin file, no host.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// X (white) and O (black), both in X's numbering.
+    fn position(x: &[(u8, u8)], o: &[(u8, u8)], mode: Mode) -> CaucasianState {
+        let o_own: Vec<(u8, u8)> = o.iter().map(|&(p, n)| (25 - p, n)).collect();
+        CaucasianState {
+            board: Board::from_points(x, &o_own),
+            mode,
+            hit_bearoff: HitBearoff::Always,
+        }
+    }
+
+    /// T10, the restriction itself: 8/5*/4 hides the hitter on its own
+    /// point and is refused; 8/5* 6/5 covers it and is played.
+    #[test]
+    fn t10_a_home_hitter_may_not_hide_but_may_be_covered() {
+        let state = position(
+            &[(13, 6), (8, 2), (6, 5), (4, 2)],
+            &[(5, 1), (12, 4), (17, 3), (19, 5), (24, 2)],
+            Mode::LastLanding,
+        );
+        let dice = Dice::new(3, 1).unwrap();
+        let hide = bg_variant_api::apply_play(
+            &Caucasian,
+            &state,
+            Seat::White,
+            dice,
+            &"8/5*/4".parse().unwrap(),
+        );
+        assert!(
+            matches!(hide, Err(VariantError::IllegalPlay(_))),
+            "{hide:?}"
+        );
+        let cover = bg_variant_api::apply_play(
+            &Caucasian,
+            &state,
+            Seat::White,
+            dice,
+            &"8/5* 6/5".parse().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(cover.state.board.count(Seat::White, 5), 2);
+        assert_eq!(cover.state.board.count(Seat::Black, BAR_OF_BLACK), 1);
+    }
+
+    /// The bar, in black's own numbering.
+    const BAR_OF_BLACK: u8 = 25;
+}

@@ -496,3 +496,53 @@ fn replay(state: &PlakotoState, seat: Seat, play: &Play) -> Result<Board, Varian
     }
     Ok(board)
 }
+
+/// The variant called directly: no plugin file, no host.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// X (white) and O (black), both in X's numbering.
+    fn position(x: &[(u8, u8)], o: &[(u8, u8)]) -> PlakotoState {
+        let o_own: Vec<(u8, u8)> = o.iter().map(|&(p, n)| (25 - p, n)).collect();
+        PlakotoState {
+            board: Board::from_points(x, &o_own),
+            rules: Rules::default(),
+        }
+    }
+
+    fn play(
+        state: &PlakotoState,
+        d1: u8,
+        d2: u8,
+        play: &str,
+    ) -> Result<Transition<PlakotoState>, VariantError> {
+        let dice = Dice::new(d1, d2).unwrap();
+        bg_variant_api::apply_play(&Plakoto, state, Seat::White, dice, &play.parse().unwrap())
+    }
+
+    /// T33, and the name of each level: a level-2 win is a "double",
+    /// played out or conceded alike.
+    #[test]
+    fn a_level_two_win_is_a_double_played_out_or_conceded() {
+        assert_eq!(Plakoto.info().win_kinds, ["single", "double"]);
+        let gammoned = position(&[(1, 1)], &[(13, 15)]);
+        let won = play(&gammoned, 2, 1, "1/off").unwrap().outcome.unwrap();
+        assert_eq!((won.level, won.kind.as_str()), (2, "double"));
+        let conceded = Plakoto.concede(&gammoned, Seat::Black);
+        assert_eq!((conceded.level, conceded.kind.as_str()), (2, "double"));
+    }
+
+    /// A play is legal only if it reaches a legal result; one that does
+    /// not is refused as the player's mistake and changes nothing.
+    #[test]
+    fn a_play_that_reaches_no_legal_result_is_illegal() {
+        let start = Plakoto.new_game(&Options::new()).unwrap().state;
+        // 24/13 is 6-5 combined; 24/12 is no play of 6-5.
+        let refused = play(&start, 6, 5, "24/12").unwrap_err();
+        assert!(matches!(refused, VariantError::IllegalPlay(_)), "{refused}");
+        let moved = play(&start, 6, 5, "24/18 24/19").unwrap();
+        assert_eq!(moved.state.board.count(Seat::White, 24), 13);
+        assert!(moved.outcome.is_none());
+    }
+}

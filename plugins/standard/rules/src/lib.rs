@@ -193,3 +193,55 @@ pub fn win(winner: Seat, win_type: WinType) -> Outcome {
         by_bearing_off: false,
     }
 }
+
+/// The variant called directly: no plugin file, no host.
+#[cfg(test)]
+mod variant_tests {
+    use super::*;
+
+    fn state(white: &[(u8, u8)], black: &[(u8, u8)]) -> StandardState {
+        StandardState {
+            board: Board::from_points(white, black),
+        }
+    }
+
+    /// The last checker borne off ends the game, named by the table of
+    /// T25: a gammon when the loser has none off.
+    #[test]
+    fn bearing_off_the_last_checker_wins_by_the_losers_position() {
+        // Black, all 15 on its own 12-point: none off, none in white's home.
+        let s = state(&[(1, 1)], &[(12, 15)]);
+        let dice = Dice::new(2, 1).unwrap();
+        let t =
+            bg_variant_api::apply_play(&Standard, &s, Seat::White, dice, &"1/off".parse().unwrap())
+                .unwrap();
+        let outcome = t.outcome.unwrap();
+        assert_eq!((outcome.level, outcome.kind.as_str()), (2, "gammon"));
+        assert!(outcome.by_bearing_off);
+        assert_eq!(
+            Standard.info().win_kinds,
+            ["single", "gammon", "backgammon"]
+        );
+    }
+
+    /// Moves in any order reaching a legal result are the same play.
+    #[test]
+    fn any_order_of_the_moves_of_a_legal_play_is_that_play() {
+        let s = Standard.new_game(&Options::new()).unwrap().state;
+        let dice = Dice::new(6, 1).unwrap();
+        for notation in ["13/7 8/7", "8/7 13/7"] {
+            let t = bg_variant_api::apply_play(
+                &Standard,
+                &s,
+                Seat::White,
+                dice,
+                &notation.parse().unwrap(),
+            )
+            .unwrap();
+            assert_eq!(t.state.board.count(Seat::White, 7), 2, "{notation}");
+        }
+        let illegal =
+            bg_variant_api::apply_play(&Standard, &s, Seat::White, dice, &"13/7".parse().unwrap());
+        assert!(matches!(illegal, Err(VariantError::IllegalPlay(_))));
+    }
+}
