@@ -68,7 +68,7 @@ fn after(
     d1: u8,
     d2: u8,
     notation: &str,
-) -> (Board, Option<(Option<u32>, u32, String)>) {
+) -> (Board, Option<(Option<Seat>, u32, String)>) {
     after_with(board, &Options::new(), d1, d2, notation)
 }
 
@@ -78,7 +78,7 @@ fn after_with(
     d1: u8,
     d2: u8,
     notation: &str,
-) -> (Board, Option<(Option<u32>, u32, String)>) {
+) -> (Board, Option<(Option<Seat>, u32, String)>) {
     let t = plakoto()
         .apply_play(
             &state_with(board, options),
@@ -189,7 +189,11 @@ fn t20_pinning_the_mother_with_no_checker_left_on_ones_start_wins_two() {
     assert_plays(&board, 6, 2, &["7/1", "13/11 7/1", "13/11 13/7", "13/7/5"]);
     for wins in ["7/1", "13/11 7/1"] {
         let (_, outcome) = after(&board, 6, 2, wins);
-        assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())), "{wins}");
+        assert_eq!(
+            outcome,
+            Some((Some(Seat::White), 2, "mother".to_string())),
+            "{wins}"
+        );
     }
 }
 
@@ -228,7 +232,7 @@ fn t21_pinning_the_mother_while_keeping_checkers_on_ones_start_plays_on() {
         &[1],
     );
     let (_, outcome) = after(&next, 3, 1, "24/21 22/21");
-    assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())));
+    assert_eq!(outcome, Some((Some(Seat::White), 2, "mother".to_string())));
 }
 
 #[test]
@@ -300,18 +304,18 @@ fn t33_plakoto_wins_are_worth_one_or_two_and_a_draw_nothing() {
     let gammoned = position(&[(1, 1)], &[(13, 15)], &[], &[]);
     assert_eq!(
         after(&gammoned, 2, 1, "1/off").1,
-        Some((Some(0), 2, "double".to_string()))
+        Some((Some(Seat::White), 2, "double".to_string()))
     );
     let single = position(&[(1, 1)], &[(13, 14)], &[], &[]);
     assert_eq!(
         after(&single, 2, 1, "1/off").1,
-        Some((Some(0), 1, "single".to_string()))
+        Some((Some(Seat::White), 1, "single".to_string()))
     );
     // Resigning is judged the same way.
     let outcome = plugin.concede(&state(&single), Seat::Black).unwrap();
-    assert_eq!((outcome.winner, outcome.level), (Some(0), 1));
+    assert_eq!((outcome.winner, outcome.level), (Some(Seat::White), 1));
     let outcome = plugin.concede(&state(&gammoned), Seat::Black).unwrap();
-    assert_eq!((outcome.winner, outcome.level), (Some(0), 2));
+    assert_eq!((outcome.winner, outcome.level), (Some(Seat::White), 2));
 }
 
 #[test]
@@ -319,17 +323,14 @@ fn plakoto_options_are_checked_and_set_the_opening_and_cube() {
     let plugin = plakoto();
     let setup = plugin.new_game(&Options::new()).unwrap();
     assert!(!setup.cube);
-    assert_eq!(setup.opening, bg_variant_api::Opening::ThrowAgain as i32);
+    assert_eq!(setup.opening, bg_variant_api::Opening::ThrowAgain);
     let options = Options::from([
         ("cube".to_string(), "on".to_string()),
         ("opening".to_string(), "use_die_off".to_string()),
     ]);
     let setup = plugin.new_game(&options).unwrap();
     assert!(setup.cube);
-    assert_eq!(
-        setup.opening,
-        bg_variant_api::Opening::PlayOpeningDice as i32
-    );
+    assert_eq!(setup.opening, bg_variant_api::Opening::PlayOpeningDice);
     assert!(
         plugin
             .new_game(&Options::from([("cube".to_string(), "64".to_string())]))
@@ -343,7 +344,7 @@ fn with_mother_exception_off_a_pinned_mother_loses_at_once() {
     let board = position(&[(24, 2), (13, 12), (7, 1)], &[(1, 1), (20, 14)], &[], &[]);
     let off = option("mother_exception", "off");
     let (_, outcome) = after_with(&board, &off, 6, 2, "7/1 24/22");
-    assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())));
+    assert_eq!(outcome, Some((Some(Seat::White), 2, "mother".to_string())));
     let (_, outcome) = after(&board, 6, 2, "7/1 24/22");
     assert_eq!(outcome, None, "by default play goes on (T21)");
 }
@@ -365,7 +366,7 @@ fn with_mother_check_at_end_of_turn_a_pin_moved_away_does_not_count() {
     // play stops there, with the 1 unused; judged at the end of the turn,
     // the 1 must be played too.
     let (pinned, outcome) = after(&board, 6, 1, "7/1");
-    assert_eq!(outcome, Some((Some(0), 2, "mother".to_string())));
+    assert_eq!(outcome, Some((Some(Seat::White), 2, "mother".to_string())));
     assert!(plays(&board, 6, 1).iter().any(|(_, b)| *b == pinned));
     assert!(
         plays_with(&board, &end_of_turn, 6, 1)

@@ -81,7 +81,7 @@ fn self_play(plugin: Arc<Plugin>, options: &Options, seed: u64) {
                     "only a player with all checkers off wins"
                 );
                 let expected = WinType::of_loser(&after, seat.other());
-                assert_eq!(outcome.winner, Some(seat as u32));
+                assert_eq!(outcome.winner, Some(seat));
                 assert_eq!(outcome.level, expected.points());
                 break outcome;
             }
@@ -145,7 +145,7 @@ fn ten_thousand_random_plakoto_games_reach_every_kind_of_end() {
                 match (o.kind.as_str(), o.winner, o.level) {
                     ("draw", None, 0) => {}
                     ("mother", Some(w), 2) | ("double", Some(w), 2) | ("single", Some(w), 1) => {
-                        assert_eq!(w, seat as u32, "only the mover can end the game")
+                        assert_eq!(w, seat, "only the mover can end the game")
                     }
                     other => panic!("game {game}: unexpected outcome {other:?}"),
                 }

@@ -185,7 +185,7 @@ fn t25_win_types_are_judged_on_the_losers_position() {
     let outcome = plugin.concede(&setup.state, Seat::Black).unwrap();
     assert_eq!(
         (outcome.winner, outcome.level, outcome.kind.as_str()),
-        (Some(0), 3, "backgammon")
+        (Some(Seat::White), 3, "backgammon")
     );
 
     // The same, finished by a real play: white bears off its last checker.
@@ -198,7 +198,7 @@ fn t25_win_types_are_judged_on_the_losers_position() {
         )
         .unwrap();
     let outcome = t.outcome.expect("the game is over");
-    assert_eq!((outcome.winner, outcome.level), (Some(0), 3));
+    assert_eq!((outcome.winner, outcome.level), (Some(Seat::White), 3));
 
     // With one checker off, even with one on the bar, it is a single game.
     let single = spec_position(&[(1, 1)], &[(BAR, 1), (20, 13)]);

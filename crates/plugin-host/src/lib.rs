@@ -16,6 +16,7 @@ mod load;
 mod plugin;
 mod registry;
 mod rules;
+mod wire;
 
 pub use load::{LoadError, load};
 pub use plugin::{Plugin, PluginError, Setup, Transition};

@@ -4,18 +4,21 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use bg_engine::game::Outcome;
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::abi::{
     self, AfterRollFn, ApplyPlayFn, BoardFn, Buffer, ConcedeFn, DecideFn, FreeBufferFn, InfoFn,
     LegalPlaysFn, NewGameFn, SetupPositionFn, Status, VariantDescriptor,
 };
-use bg_variant_api::{Capabilities, Options, Outcome, proto};
+use bg_variant_api::{Capabilities, Options, proto};
 use prost::Message;
 
+use crate::wire;
+
 /// A new game as a plugin set it up (state bytes are the plugin's).
-pub type Setup = proto::GameSetup;
+pub type Setup = bg_engine::game::Setup<Vec<u8>>;
 /// The result of an action (state bytes are the plugin's).
-pub type Transition = proto::Transition;
+pub type Transition = bg_engine::game::Transition<Vec<u8>>;
 
 use bg_engine::game::RulesErrorKind;
 
@@ -224,7 +227,7 @@ impl Plugin {
         // SAFETY: pointers valid for the call.
         let bytes = self
             .call(|out| unsafe { (self.calls.new_game)(options.as_ptr(), options.len(), out) })?;
-        let setup: Setup = self.decode(&bytes)?;
+        let setup = wire::setup(self.decode(&bytes)?);
         self.check_board(&self.board(&setup.state)?)?;
         Ok(setup)
     }
@@ -236,7 +239,7 @@ impl Plugin {
         let bytes = self.call(|out| unsafe {
             (self.calls.setup_position)(board, options.as_ptr(), options.len(), out)
         })?;
-        let setup: Setup = self.decode(&bytes)?;
+        let setup = wire::setup(self.decode(&bytes)?);
         self.check_board(&self.board(&setup.state)?)?;
         Ok(setup)
     }
@@ -374,11 +377,11 @@ impl Plugin {
         let bytes = self.call(|out| unsafe {
             (self.calls.concede)(state.as_ptr(), state.len(), loser as u8, out)
         })?;
-        self.decode(&bytes)
+        wire::outcome(self.decode(&bytes)?).map_err(|e| self.fault(e))
     }
 
     fn checked_transition(&self, bytes: &[u8]) -> Result<Transition, PluginError> {
-        let transition: Transition = self.decode(bytes)?;
+        let transition = wire::transition(self.decode(bytes)?).map_err(|e| self.fault(e))?;
         self.check_board(&self.board(&transition.state)?)?;
         Ok(transition)
     }

@@ -497,7 +497,7 @@ mod convert {
                     resume: phase_in(r.resume),
                 }),
                 declined: m.declined.map(|(seat, level)| (seat.into(), level)),
-                pending_decision: m.pending_decision.map(|d| e::PendingDecision {
+                pending_decision: m.pending_decision.map(|d| e::Decision {
                     seat: d.seat.into(),
                     choices: d.choices,
                     prompt: d.prompt,

@@ -15,6 +15,13 @@
 //!
 //! Rules are pure: given a state and dice a variant always answers the same.
 //! The host owns dice, storage, clocks and identities.
+//!
+//! A variant answers in the engine's own vocabulary ([`Setup`],
+//! [`Transition`], [`Outcome`], [`ScoreEvent`], [`Decision`], the same
+//! types the match state machine uses). They become protobuf bytes only at
+//! the C ABI (the export shims) and are read back into the same types by
+//! the host (`bg-plugin-host`); a play's legality is checked in one place,
+//! [`apply_play`].
 
 pub mod abi;
 mod export;
@@ -29,7 +36,12 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/variant.v1.rs"));
 }
 
-pub use proto::{Decision, Opening, OptionSpec, Outcome, ScoreEvent, VariantInfo};
+pub use proto::{OptionSpec, VariantInfo};
+
+// One vocabulary with the engine: a plugin answers in the engine's own
+// types; they become protobuf bytes only at the C ABI (`export`), and the
+// host turns them back into the same types (`bg-plugin-host`).
+pub use bg_engine::game::{Decision, FirstMove, Opening, Outcome, ScoreEvent, Setup, Transition};
 
 /// Option values for one game, by name.
 pub type Options = BTreeMap<String, String>;
@@ -61,39 +73,6 @@ impl Capabilities {
 
     pub const fn contains(self, other: Capabilities) -> bool {
         self.0 & other.0 == other.0
-    }
-}
-
-/// A new game as a variant sets it up.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Setup<S> {
-    pub state: S,
-    pub opening: Opening,
-    /// Whether this game may use the doubling cube.
-    pub cube: bool,
-    /// Who starts later games unless the match settings say (None: the
-    /// host's default, the loser).
-    pub first_move: Option<bg_engine::game::FirstMove>,
-}
-
-/// The outcome of an action.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Transition<S> {
-    pub state: S,
-    pub events: Vec<ScoreEvent>,
-    pub outcome: Option<Outcome>,
-    pub decision: Option<Decision>,
-}
-
-impl<S> Transition<S> {
-    /// A transition to `state` with nothing else happening.
-    pub fn to(state: S) -> Transition<S> {
-        Transition {
-            state,
-            events: Vec::new(),
-            outcome: None,
-            decision: None,
-        }
     }
 }
 

@@ -124,7 +124,7 @@ impl Match {
     /// The variant says the game is over.
     pub(super) fn game_over(
         &mut self,
-        outcome: VariantOutcome,
+        outcome: Outcome,
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,

@@ -28,20 +28,22 @@ pub enum Opening {
     ThrowAgain,
 }
 
-/// A new game as the variant sets it up.
+/// A new game as the variant sets it up: its state (a plugin's own type
+/// inside the plugin; bytes once it has crossed the plugin boundary).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VariantSetup {
-    pub state: Vec<u8>,
+pub struct Setup<S> {
+    pub state: S,
     pub opening: Opening,
     /// Whether the variant lets this game use the cube.
     pub cube: bool,
-    /// Who starts later games when the settings do not say.
+    /// Who starts later games when the match settings do not say (None:
+    /// the host's default, the loser).
     pub first_move: Option<FirstMove>,
 }
 
 /// How a variant says a game ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VariantOutcome {
+pub struct Outcome {
     /// `None` for a draw.
     pub winner: Option<Seat>,
     /// 1 single, 2 gammon (or a double win), 3 backgammon; 0 for a draw.
@@ -49,7 +51,6 @@ pub struct VariantOutcome {
     /// A stable name: "single", "gammon", "backgammon", "mother", "draw".
     pub kind: String,
     /// The winner bore off its last checker (docs/rules.md §4.2 applies only then).
-    #[serde(default)]
     pub by_bearing_off: bool,
 }
 
@@ -63,19 +64,33 @@ pub struct ScoreEvent {
 
 /// A decision the variant asks a player for before play goes on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PendingDecision {
+pub struct Decision {
     pub seat: Seat,
     pub choices: Vec<String>,
     pub prompt: String,
 }
 
-/// What a variant answers to an action.
+/// What a variant answers to an action: the next state, the points scored
+/// on the way, and, when it comes to that, how the game ended or the
+/// decision a player must make.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VariantStep {
-    pub state: Vec<u8>,
-    pub outcome: Option<VariantOutcome>,
+pub struct Transition<S> {
+    pub state: S,
     pub events: Vec<ScoreEvent>,
-    pub decision: Option<PendingDecision>,
+    pub outcome: Option<Outcome>,
+    pub decision: Option<Decision>,
+}
+
+impl<S> Transition<S> {
+    /// A transition to `state` with nothing else happening.
+    pub fn to(state: S) -> Transition<S> {
+        Transition {
+            state,
+            events: Vec::new(),
+            outcome: None,
+            decision: None,
+        }
+    }
 }
 
 /// A variant's error: its kind, matched (never its text), and a message.
@@ -128,7 +143,7 @@ impl RulesErrorKind {
 /// The variant's rules, as the state machine needs them. The server
 /// implements this over a loaded plugin; tests may too.
 pub trait Rules {
-    fn new_game(&self) -> Result<VariantSetup, RulesError>;
+    fn new_game(&self) -> Result<Setup<Vec<u8>>, RulesError>;
     fn legal_plays(
         &self,
         state: &[u8],
@@ -141,10 +156,20 @@ pub trait Rules {
         seat: Seat,
         dice: Dice,
         play: &Play,
-    ) -> Result<VariantStep, RulesError>;
-    fn after_roll(&self, state: &[u8], seat: Seat, dice: Dice) -> Result<VariantStep, RulesError>;
-    fn decide(&self, state: &[u8], seat: Seat, choice: &str) -> Result<VariantStep, RulesError>;
-    fn concede(&self, state: &[u8], loser: Seat) -> Result<VariantOutcome, RulesError>;
+    ) -> Result<Transition<Vec<u8>>, RulesError>;
+    fn after_roll(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        dice: Dice,
+    ) -> Result<Transition<Vec<u8>>, RulesError>;
+    fn decide(
+        &self,
+        state: &[u8],
+        seat: Seat,
+        choice: &str,
+    ) -> Result<Transition<Vec<u8>>, RulesError>;
+    fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError>;
     /// The most one game can be worth before the cube (1 single, 2
     /// gammon, 3 backgammon): the highest resignation level to offer.
     fn max_win_level(&self) -> u32 {
@@ -308,7 +333,7 @@ pub enum Event {
         reason: String,
     },
     DecisionRequired {
-        decision: PendingDecision,
+        decision: Decision,
     },
     Decided {
         seat: Seat,
@@ -404,7 +429,7 @@ pub struct Match {
     /// After a declined offer: that seat may not offer this level or lower
     /// again before the next action.
     pub declined: Option<(Seat, u32)>,
-    pub pending_decision: Option<PendingDecision>,
+    pub pending_decision: Option<Decision>,
     /// Whether the pending decision came after the play (answering it ends
     /// the turn) rather than after the roll (the dice are still to play).
     pub decision_after_play: bool,
@@ -685,7 +710,7 @@ impl Match {
 
     /// Takes a variant's answer in: new state, score events, a decision.
     /// Returns the outcome if the game is over.
-    fn absorb(&mut self, step: VariantStep, events: &mut Vec<Event>) -> Option<VariantOutcome> {
+    fn absorb(&mut self, step: Transition<Vec<u8>>, events: &mut Vec<Event>) -> Option<Outcome> {
         self.variant_state = step.state;
         for e in step.events {
             events.push(Event::Scored {

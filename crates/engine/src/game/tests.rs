@@ -20,13 +20,13 @@ fn left(state: &[u8], seat: Seat) -> u8 {
 }
 
 impl Race {
-    fn outcome(state: &[u8], winner: Seat) -> VariantOutcome {
+    fn outcome(state: &[u8], winner: Seat) -> Outcome {
         let level = if left(state, winner.other()) == START {
             2
         } else {
             1
         };
-        VariantOutcome {
+        Outcome {
             winner: Some(winner),
             level,
             kind: Race.win_kind(level),
@@ -36,8 +36,8 @@ impl Race {
 }
 
 impl Rules for Race {
-    fn new_game(&self) -> Result<VariantSetup, RulesError> {
-        Ok(VariantSetup {
+    fn new_game(&self) -> Result<Setup<Vec<u8>>, RulesError> {
+        Ok(Setup {
             state: vec![START, START],
             opening: Opening::PlayOpeningDice,
             cube: true,
@@ -59,35 +59,33 @@ impl Rules for Race {
         seat: Seat,
         dice: Dice,
         _: &Play,
-    ) -> Result<VariantStep, RulesError> {
+    ) -> Result<Transition<Vec<u8>>, RulesError> {
         let mut next = state.to_vec();
         next[seat.index()] = left(state, seat).saturating_sub(dice.d1 + dice.d2);
         let outcome = (next[seat.index()] == 0).then(|| Race::outcome(&next, seat));
-        Ok(VariantStep {
-            state: next,
+        Ok(Transition {
             outcome,
-            events: Vec::new(),
-            decision: None,
+            ..Transition::to(next)
         })
     }
 
-    fn after_roll(&self, state: &[u8], _: Seat, _: Dice) -> Result<VariantStep, RulesError> {
-        Ok(VariantStep {
-            state: state.to_vec(),
-            outcome: None,
-            events: Vec::new(),
-            decision: None,
-        })
+    fn after_roll(
+        &self,
+        state: &[u8],
+        _: Seat,
+        _: Dice,
+    ) -> Result<Transition<Vec<u8>>, RulesError> {
+        Ok(Transition::to(state.to_vec()))
     }
 
-    fn decide(&self, _: &[u8], _: Seat, _: &str) -> Result<VariantStep, RulesError> {
+    fn decide(&self, _: &[u8], _: Seat, _: &str) -> Result<Transition<Vec<u8>>, RulesError> {
         Err(RulesError {
             kind: RulesErrorKind::IllegalDecision,
             message: "the race asks nothing".into(),
         })
     }
 
-    fn concede(&self, state: &[u8], loser: Seat) -> Result<VariantOutcome, RulesError> {
+    fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError> {
         Ok(Race::outcome(state, loser.other()))
     }
 

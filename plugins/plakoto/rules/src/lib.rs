@@ -163,7 +163,7 @@ fn outcome(board: &Board, mover: Seat, rules: &Rules) -> Option<Outcome> {
 
 fn win(winner: Seat, level: u32, kind: &str) -> Outcome {
     Outcome {
-        winner: Some(winner as u32),
+        winner: Some(winner),
         level,
         kind: kind.into(),
         by_bearing_off: false,

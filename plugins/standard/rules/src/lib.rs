@@ -182,7 +182,7 @@ fn check_board(board: &Board) -> Result<(), VariantError> {
 /// The outcome of a win of `winner` with `win_type`.
 pub fn win(winner: Seat, win_type: WinType) -> Outcome {
     Outcome {
-        winner: Some(winner as u32),
+        winner: Some(winner),
         level: win_type.points(),
         kind: match win_type {
             WinType::Single => "single",
