@@ -4,10 +4,14 @@
 //! `RTLD_NOW` (so a missing symbol fails at load, not mid-game), checks
 //! the ABI version, and registers it by variant name. Files that are not
 //! plugins are skipped with a reason; a second plugin with a name already
-//! loaded is refused; libraries are never unloaded. [`Plugin`] wraps every
-//! call: a panic in the plugin, or an answer that breaks an invariant (a
-//! checker count that changed, a play accepted that is not legal), becomes
-//! a [`PluginError::Fault`] for that call, and the host keeps working.
+//! loaded is refused; libraries are never unloaded, and each is loaded from
+//! a private copy so that its file can be replaced safely. [`Plugin`] wraps
+//! every call and reads the plugin's protobuf answers back into the
+//! engine's types (the `wire` module, the host's side of the C ABI): a
+//! panic in the plugin, or an answer that breaks an invariant (a checker
+//! count that changed, a next board that is not the chosen play's, a seat
+//! that is no seat), becomes a [`PluginError::Fault`] for that call, and the
+//! host keeps working.
 //!
 //! This crate must never know a variant's rules, and never touch the
 //! network, storage or the clock on a plugin's behalf.

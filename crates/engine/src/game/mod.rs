@@ -7,6 +7,11 @@
 //! It asks the variant ([`Rules`]) for everything about the board and is
 //! given the dice ([`DiceSource`]), so it stays pure and deterministic:
 //! the same commands and dice always give the same events.
+//!
+//! The variant's answers are this module's types, shared with plugin
+//! authors through `bg-variant-api`: a [`Setup`], a [`Transition`] (with
+//! its [`ScoreEvent`]s, its [`Outcome`] when the game ends, a [`Decision`]
+//! when a player must choose), or a [`RulesError`] of a [`RulesErrorKind`].
 
 mod cube;
 mod games;
