@@ -9,9 +9,10 @@
 //! every call and reads the plugin's protobuf answers back into the
 //! engine's types (the `wire` module, the host's side of the C ABI): a
 //! panic in the plugin, or an answer that breaks an invariant (a checker
-//! count that changed, a next board that is not the chosen play's, a seat
-//! that is no seat), becomes a [`PluginError::Fault`] for that call, and the
-//! host keeps working.
+//! count that changed, a seat that is no seat, a play accepted that is
+//! not legal: checked by the plugin's own glue from ABI 1.1 on, by the
+//! host for plugins built before), becomes a [`PluginError::Fault`] for
+//! that call, and the host keeps working.
 //!
 //! This crate must never know a variant's rules, and never touch the
 //! network, storage or the clock on a plugin's behalf.

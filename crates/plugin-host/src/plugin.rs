@@ -326,14 +326,29 @@ impl Plugin {
         dice: Dice,
         play: &Play,
     ) -> Result<Transition, PluginError> {
-        // Legality is checked once, inside the plugin, by the glue every
-        // plugin is built with (`bg_variant_api::apply_play`): no second
-        // search here. The answer's board is still checked for sanity.
+        // A plugin of ABI 1.1 on checks legality itself, once, in the glue
+        // it is built with (`bg_variant_api::apply_play`): no second
+        // search here. One built before does not: the host searches and
+        // checks its answer.
+        let checks_itself = self.descriptor.flags & abi::FLAG_CHECKS_PLAYS != 0;
+        let mut legal = Vec::new();
+        if !checks_itself {
+            self.legal_plays(state, seat, dice, &mut legal)?;
+        }
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
             (self.calls.apply_play)(state.as_ptr(), state.len(), seat as u8, dice, play, out)
         })?;
-        self.checked_transition(&bytes)
+        let transition = self.checked_transition(&bytes)?;
+        if !checks_itself {
+            let board = self.board(&transition.state)?;
+            if !legal.iter().any(|lp| lp.result == board) {
+                return Err(self.fault(format!(
+                    "accepted {play}, whose result is not one of its legal plays"
+                )));
+            }
+        }
+        Ok(transition)
     }
 
     /// What happens once `seat` has rolled `dice`, before moving.

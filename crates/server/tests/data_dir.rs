@@ -149,6 +149,8 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
         "json_set(state, '$.match.variant_state', json('[1, 0, 0]'))",
         "json_set(state, '$.match.phase', 'move', '$.match.dice', NULL)",
         "json_set(state, '$.match.phase', 'cube_offered', '$.match.pending_double', NULL)",
+        "json_set(state, '$.match.phase', 'resignation_offered', '$.match.resignation', \
+         json('{\"by\": \"white\", \"level\": 1, \"resume\": \"cube_offered\"}'))",
     ] {
         let original: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
             .bind(damaged.id())
@@ -323,4 +325,36 @@ async fn a_game_stored_in_the_previous_format_plays_on() {
         .await
         .unwrap();
     assert!(written.starts_with(r#"{"format":1,"match":"#), "{written}");
+}
+
+/// A game stored by a newer server (a format this one does not know) is
+/// not damage: FAILED_PRECONDITION, STORAGE_FORMAT_NEWER, saying to
+/// upgrade.
+#[tokio::test]
+async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = game_with_a_move(&mut client).await;
+    fixture.server.kill();
+    let database = data_of(&fixture).join("games.db");
+    let url = format!("sqlite://{}", database.display());
+    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query("UPDATE games SET state = json_set(state, '$.format', 2) WHERE game_id = ?")
+        .bind(g.id())
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    let status = client
+        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::FailedPrecondition, "STORAGE_FORMAT_NEWER"),
+        "{status:?}"
+    );
+    assert!(status.message().contains("upgrade"), "{status:?}");
 }

@@ -22,7 +22,7 @@ use bg_engine::{Board, Dice, LegalPlay, Play};
 /// Major version: a plugin built against another major is refused.
 pub const ABI_MAJOR: u32 = 1;
 /// Minor version: fields appended to the descriptor; older hosts ignore them.
-pub const ABI_MINOR: u32 = 0;
+pub const ABI_MINOR: u32 = 1;
 
 /// The one symbol a plugin exports (NUL-terminated for `dlsym`).
 pub const ENTRY_SYMBOL: &[u8] = b"bg_variant_entry\0";
@@ -232,6 +232,12 @@ pub struct VariantDescriptor {
 /// panics. A plugin built to abort on panic would take the server down on
 /// its first bug; the host refuses it.
 pub const FLAG_PANIC_UNWIND: u32 = 1;
+
+/// The plugin's `apply_play` checks the play's legality itself, in
+/// `bg_variant_api::apply_play` (ABI 1.1 on; set by [`crate::export_variant!`]):
+/// the host does not search again. Without it (a plugin built before),
+/// the host runs the legal-play search and checks the answer itself.
+pub const FLAG_CHECKS_PLAYS: u32 = 1 << 1;
 
 /// The size of a descriptor of ABI 1.0: the least a host of this major
 /// version reads. Later minors append fields, read only when

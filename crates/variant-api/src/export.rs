@@ -124,7 +124,10 @@ fn encode_transition<V: Variant>(variant: &V, t: Transition<V::State>) -> Vec<u8
 }
 
 /// The generic shims, instantiated for one variant by the export macro.
-pub struct Shims<V>(std::marker::PhantomData<V>);
+/// `CHECKED` false is only for the project's tests: it builds a plugin as
+/// one built before ABI 1.1 behaves (its `apply_play` checks nothing), so
+/// that the host's own check of such plugins is tested.
+pub struct Shims<V, const CHECKED: bool = true>(std::marker::PhantomData<V>);
 
 thread_local! {
     /// Reused between `legal_plays` calls so the hot path does not allocate.
@@ -135,7 +138,7 @@ thread_local! {
 // fills in the descriptor (see `abi`): the host passes pointers valid for
 // the call. They are `pub` only so the export macro can name them.
 #[allow(clippy::missing_safety_doc)]
-impl<V: Variant> Shims<V> {
+impl<V: Variant, const CHECKED: bool> Shims<V, CHECKED> {
     fn variant() -> V {
         V::default()
     }
@@ -254,10 +257,22 @@ impl<V: Variant> Shims<V> {
                 .ok_or_else(|| VariantError::InvalidInput("no play".into()))?;
             let dice = Dice::new(dice.d1, dice.d2)
                 .map_err(|e| VariantError::InvalidInput(e.to_string()))?;
-            Ok(encode_transition(
-                &v,
-                crate::apply_play(&v, &state, seat(seat_index)?, dice, play)?,
-            ))
+            let seat = seat(seat_index)?;
+            let transition = if CHECKED {
+                crate::apply_play(&v, &state, seat, dice, play)?
+            } else {
+                // Tests only: a plugin that checks nothing.
+                let result = v.play_result(&state, seat, play)?;
+                v.after_play(
+                    &state,
+                    seat,
+                    &LegalPlay {
+                        play: *play,
+                        result,
+                    },
+                )
+            };
+            Ok(encode_transition(&v, transition))
         })
     }
 
@@ -339,7 +354,7 @@ impl<V: Variant> Shims<V> {
                     abi::FLAG_PANIC_UNWIND
                 } else {
                     0
-                },
+                } | if CHECKED { abi::FLAG_CHECKS_PLAYS } else { 0 },
                 layout: abi::layout_fingerprint(),
                 name: abi::StrRef::from_static(name),
                 version: abi::StrRef::from_static(version),
@@ -372,6 +387,13 @@ impl<V: Variant> Shims<V> {
 #[macro_export]
 macro_rules! export_variant {
     ($variant:ty) => {
+        $crate::export_variant!(@with $crate::__private::Shims::<$variant>);
+    };
+    // The project's tests only: a plugin as built before ABI 1.1.
+    ($variant:ty, unchecked_plays_for_tests) => {
+        $crate::export_variant!(@with $crate::__private::Shims::<$variant, false>);
+    };
+    (@with $shims:ty) => {
         /// The plugin entry point (see `bg_variant_api::abi`).
         ///
         /// # Safety
@@ -382,7 +404,7 @@ macro_rules! export_variant {
                 ::std::sync::OnceLock::new();
             // A panic while building the descriptor must not unwind into C.
             ::std::panic::catch_unwind(|| {
-                $crate::__private::Shims::<$variant>::descriptor(&DESCRIPTOR)
+                <$shims>::descriptor(&DESCRIPTOR)
             })
             .unwrap_or(::std::ptr::null())
         }

@@ -250,3 +250,100 @@ pub fn play_reaching<'a>(legal: &'a [LegalPlay], result: &Board) -> Option<&'a L
 
 #[doc(hidden)]
 pub use export::private as __private;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A variant with one legal play, `24/23`, whose `after_play` is honest
+    /// or not.
+    #[derive(Default)]
+    struct OnePlay {
+        lies: bool,
+    }
+
+    fn moved(board: &Board) -> Board {
+        let mut next = *board;
+        next.checkers[0][24] -= 1;
+        next.checkers[0][23] += 1;
+        next
+    }
+
+    impl Variant for OnePlay {
+        type State = Board;
+        fn info(&self) -> VariantInfo {
+            VariantInfo::default()
+        }
+        fn capabilities(&self) -> Capabilities {
+            Capabilities::default()
+        }
+        fn new_game(&self, _: &Options) -> Result<Setup<Board>, VariantError> {
+            Err(VariantError::Unsupported("tests only".into()))
+        }
+        fn encode_state(&self, _: &Board) -> Vec<u8> {
+            Vec::new()
+        }
+        fn decode_state(&self, _: &[u8]) -> Result<Board, VariantError> {
+            Err(VariantError::Unsupported("tests only".into()))
+        }
+        fn board(&self, state: &Board) -> Board {
+            *state
+        }
+        fn legal_plays(&self, state: &Board, _: Seat, _: Dice, out: &mut Vec<LegalPlay>) {
+            out.clear();
+            out.push(LegalPlay {
+                play: "24/23".parse().unwrap(),
+                result: moved(state),
+            });
+        }
+        fn play_result(&self, state: &Board, _: Seat, play: &Play) -> Result<Board, VariantError> {
+            Ok(if play.to_string() == "24/23" {
+                moved(state)
+            } else {
+                *state
+            })
+        }
+        fn after_play(&self, state: &Board, _: Seat, chosen: &LegalPlay) -> Transition<Board> {
+            Transition::to(if self.lies { *state } else { chosen.result })
+        }
+        fn concede(&self, _: &Board, _: Seat) -> Outcome {
+            Outcome {
+                winner: None,
+                level: 0,
+                kind: "draw".into(),
+                by_bearing_off: false,
+            }
+        }
+    }
+
+    fn play(variant: &OnePlay, notation: &str) -> Result<Transition<Board>, VariantError> {
+        let start = Board::standard_start();
+        let dice = Dice::new(2, 1).unwrap();
+        apply_play(
+            variant,
+            &start,
+            Seat::White,
+            dice,
+            &notation.parse().unwrap(),
+        )
+    }
+
+    /// The one check of a play's legality: reaching a legal result is
+    /// legal; anything else is the player's mistake; a variant whose next
+    /// board is not the chosen play's broke its contract.
+    #[test]
+    fn apply_play_takes_legal_plays_refuses_others_and_catches_a_lying_variant() {
+        let honest = OnePlay { lies: false };
+        let t = play(&honest, "24/23").unwrap();
+        assert_eq!(t.state, moved(&Board::standard_start()));
+        assert!(matches!(
+            play(&honest, "13/11"),
+            Err(VariantError::IllegalPlay(_))
+        ));
+        let lying = OnePlay { lies: true };
+        assert!(matches!(
+            play(&lying, "24/23"),
+            Err(VariantError::Broken(_))
+        ));
+    }
+}

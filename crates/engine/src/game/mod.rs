@@ -542,9 +542,6 @@ impl Match {
 
     // ----- turns -------------------------------------------------------
 
-    /// Whether `seat` may act in `phase` now. The seat comes first: a seat
-    /// that is not the one to act hears NOT_YOUR_TURN (wait), whatever it
-    /// asked; WRONG_PHASE is for the seat to act asking the wrong thing.
     /// Checks what every match the engine makes holds, for a match read
     /// back from storage: each phase has what it waits on (the dice to
     /// move with, the double or the offer to answer, the decision to
@@ -567,6 +564,22 @@ impl Match {
         if let Some(missing) = missing {
             return Err(missing.to_string());
         }
+        // A declined resignation resumes this phase: only one the engine
+        // itself leaves for an offer, with what it waits on.
+        if let Some(offer) = &self.resignation {
+            let resumable = match offer.resume {
+                Phase::Roll => true,
+                Phase::Move => self.dice.is_some(),
+                Phase::Decision => self.pending_decision.is_some(),
+                Phase::CubeOffered | Phase::ResignationOffered | Phase::MatchOver => false,
+            };
+            if !resumable {
+                return Err(format!(
+                    "a resignation offer resumes {:?}, which cannot be resumed here",
+                    offer.resume
+                ));
+            }
+        }
         if let Some(dice) = self.dice
             && Dice::new(dice.d1, dice.d2).is_err()
         {
@@ -575,6 +588,9 @@ impl Match {
         Ok(())
     }
 
+    /// Whether `seat` may act in `phase` now. The seat comes first: a seat
+    /// that is not the one to act hears NOT_YOUR_TURN (wait), whatever it
+    /// asked; WRONG_PHASE is for the seat to act asking the wrong thing.
     fn expect(&self, seat: Seat, phase: Phase) -> Result<(), GameError> {
         if self.to_act().is_some_and(|to_act| to_act != seat) {
             return Err(GameError::NotYourTurn);

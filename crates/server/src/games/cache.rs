@@ -163,7 +163,15 @@ impl<S: GameStore> Games<S> {
         }
         let options: BTreeMap<String, String> =
             serde_json::from_str(&record.options).map_err(corrupt)?;
-        let game: Match = snapshot::decode(&record.state).map_err(corrupt)?;
+        let game: Match = snapshot::decode(&record.state).map_err(|e| match e {
+            // Not damage: a newer server wrote it.
+            snapshot::SnapshotError::Newer(_) => ApiError::new(
+                Code::FailedPrecondition,
+                "STORAGE_FORMAT_NEWER",
+                format!("game {game_id} was stored by a newer server ({e}); upgrade this one"),
+            ),
+            e => corrupt(e),
+        })?;
         game.check()
             .map_err(|e| ApiError::data_loss(format!("game {game_id}: {e}")))?;
         let mut rules = VariantRules::new(plugin, options);

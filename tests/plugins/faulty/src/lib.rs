@@ -162,4 +162,6 @@ impl Variant for Faulty {
     }
 }
 
-bg_variant_api::export_variant!(Faulty);
+// Built as a plugin of ABI 1.0 would be (its apply_play checks nothing), so
+// that `accept_anything` tests the host's own check of such plugins.
+bg_variant_api::export_variant!(Faulty, unchecked_plays_for_tests);
