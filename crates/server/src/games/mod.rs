@@ -6,11 +6,11 @@
 //! A command is answered only after its result is durable.
 //!
 //! The data flows one way: the service hands a request to [`Games`]
-//! ([`new_game`], [`actions`] or [`watchers`]); these take the game from
-//! the [`cache`] (which reads it from the store when it is not in memory),
+//! (`new_game`, `actions` or `watchers`); these take the game from
+//! the `cache` (which reads it from the store when it is not in memory),
 //! ask the variant's rules, store the result, and only then update the
-//! cache and tell the watchers. [`seats`] says whose a token is and
-//! [`retries`] recognises a request already answered; [`events`] turns the
+//! cache and tell the watchers. `seats` says whose a token is and
+//! `retries` recognises a request already answered; `events` turns the
 //! engine's events into stored and API ones.
 
 mod actions;
@@ -42,7 +42,7 @@ use cache::Slot;
 /// from, the variants, and the games held in memory.
 pub struct Games<S> {
     store: S,
-    /// The key seat tokens are derived with (see [`seats`]).
+    /// The key seat tokens are derived with (see `seats`).
     secret: [u8; 32],
     plugins: Arc<PluginHost>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
