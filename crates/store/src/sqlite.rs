@@ -219,14 +219,19 @@ struct Checkpoints {
 /// writes meanwhile.
 async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, checkpoints: Checkpoints) {
     let mut jobs = Vec::with_capacity(MAX_GROUP);
+    // While unwritable, probes come on a fixed beat, busy queue or not.
+    let mut next_probe = tokio::time::Instant::now() + PROBE_INTERVAL;
     loop {
         let received = if *writer.writable.borrow() {
-            queue.recv_many(&mut jobs, MAX_GROUP).await
+            let received = queue.recv_many(&mut jobs, MAX_GROUP).await;
+            next_probe = tokio::time::Instant::now() + PROBE_INTERVAL;
+            received
         } else {
             tokio::select! {
                 received = queue.recv_many(&mut jobs, MAX_GROUP) => received,
-                _ = tokio::time::sleep(PROBE_INTERVAL) => {
+                _ = tokio::time::sleep_until(next_probe) => {
                     writer.probe().await;
+                    next_probe = tokio::time::Instant::now() + PROBE_INTERVAL;
                     continue;
                 }
             }
@@ -283,17 +288,21 @@ enum Failure {
     /// transaction rolled back: the connection is clean.
     Refused(StoreError),
     /// The storage failed; the connection was dropped.
-    Storage { message: String, applied: Applied },
+    Storage(StorageFailure),
 }
 
-impl Failure {
+/// A failure of the storage itself, and whether the write may be stored.
+struct StorageFailure {
+    message: String,
+    applied: Applied,
+}
+
+impl StorageFailure {
+    /// The answer to each write it failed.
     fn error(&self) -> StoreError {
-        match self {
-            Failure::Refused(e) => StoreError::Batch(e.to_string()),
-            Failure::Storage { message, applied } => StoreError::WriteFailed {
-                message: message.clone(),
-                applied: *applied,
-            },
+        StoreError::WriteFailed {
+            message: self.message.clone(),
+            applied: self.applied,
         }
     }
 }
@@ -328,7 +337,7 @@ impl Writer {
                     let result = match self.transaction(std::slice::from_ref(&write)).await {
                         Ok(()) => Ok(()),
                         Err(Failure::Refused(e)) => Err(e),
-                        Err(failure) => Err(failure.error()),
+                        Err(Failure::Storage(failure)) => Err(failure.error()),
                     };
                     let _ = write.done.send(result);
                 }
@@ -338,7 +347,7 @@ impl Writer {
                     let _ = write.done.send(Err(e));
                 }
             }
-            Err(failure) => {
+            Err(Failure::Storage(failure)) => {
                 for write in group {
                     let _ = write.done.send(Err(failure.error()));
                 }
@@ -357,7 +366,10 @@ impl Writer {
         let fault: Option<faults::Fault> = None;
         #[cfg(test)]
         let faults = self.faults.clone();
-        let connection = self.connection().await?;
+        let connection = match self.connection().await {
+            Ok(connection) => connection,
+            Err(message) => return Err(self.broken(&message, Applied::No).await),
+        };
         #[cfg(test)]
         faults::Faults::limit_pages(&faults, connection).await;
         if fault == Some(faults::Fault::BeforeBegin) {
@@ -400,31 +412,23 @@ impl Writer {
                 .broken("injected: error after COMMIT", Applied::Unknown)
                 .await);
         }
-        self.set_writable(true);
+        // Writable again only when the probe finds room: a write that
+        // happens to fit on a full disk does not end the outage.
         Ok(())
     }
 
-    /// The writing connection, opened again if a failure dropped it.
-    async fn connection(&mut self) -> Result<&mut SqliteConnection, Failure> {
+    /// The writing connection, opened again if a failure dropped it (the
+    /// error says why it could not be).
+    async fn connection(&mut self) -> Result<&mut SqliteConnection, String> {
         if self.connection.is_none() {
-            match SqliteConnection::connect_with(&self.options).await {
-                Ok(connection) => self.connection = Some(connection),
-                Err(e) => {
-                    self.set_writable(false);
-                    return Err(Failure::Storage {
-                        message: format!("opening the database again: {e}"),
-                        applied: Applied::No,
-                    });
-                }
-            }
+            let connection = SqliteConnection::connect_with(&self.options)
+                .await
+                .map_err(|e| format!("opening the database again: {e}"))?;
+            self.connection = Some(connection);
         }
-        match self.connection.as_mut() {
-            Some(connection) => Ok(connection),
-            None => Err(Failure::Storage {
-                message: "no connection".into(),
-                applied: Applied::No,
-            }),
-        }
+        self.connection
+            .as_mut()
+            .ok_or_else(|| "no connection".to_string())
     }
 
     /// After a storage failure: drops the connection and reports the store
@@ -433,10 +437,10 @@ impl Writer {
         self.drop_connection().await;
         tracing::error!(error = message, %applied, "storage write failed");
         self.set_writable(false);
-        Failure::Storage {
+        Failure::Storage(StorageFailure {
             message: message.to_string(),
             applied,
-        }
+        })
     }
 
     /// Closes the writing connection: closing rolls back an open
@@ -1773,6 +1777,21 @@ mod tests {
             drop(store);
             check_promise(&path, &answers).await;
         }
+    }
+
+    /// A write that happens to succeed during an outage (a full disk can
+    /// still take one into log pages it had) does not end it: only the
+    /// writer's probe, which asks for room, does.
+    #[tokio::test]
+    async fn a_write_that_fits_during_an_outage_does_not_end_it() {
+        let (_dir, store) = store_with(Durability::Full, "g", 1).await;
+        store.pause_probes(true);
+        store.plan(&[Some(Fault::BeforeBegin)]);
+        assert!(advance(&store, "g0", 2).await.result.is_err());
+        assert!(advance(&store, "g0", 2).await.result.is_ok());
+        assert!(!*store.writable().borrow(), "still unwritable");
+        store.pause_probes(false);
+        writable_within(&store, true).await;
     }
 
     /// While writes fail, the writer tries one of its own now and then: the
