@@ -7,7 +7,8 @@
 //! loaded is refused; libraries are never unloaded, and each is loaded from
 //! a private copy so that its file can be replaced safely. [`Plugin`] wraps
 //! every call and reads the plugin's protobuf answers back into the
-//! engine's types (the `wire` module, the host's side of the C ABI): a
+//! engine's types (`bg_variant_api::wire`, where both sides of the C ABI's
+//! message mapping stand together): a
 //! panic in the plugin, or an answer that breaks an invariant (a checker
 //! count that changed, a seat that is no seat, a play accepted that is
 //! not legal: checked by the plugin's own glue from ABI 1.1 on, by the
@@ -21,7 +22,6 @@ mod load;
 mod plugin;
 mod registry;
 mod rules;
-mod wire;
 
 pub use load::{LoadError, load};
 pub use plugin::{Plugin, PluginError, Setup, Transition};

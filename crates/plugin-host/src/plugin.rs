@@ -13,7 +13,7 @@ use bg_variant_api::abi::{
 use bg_variant_api::{Capabilities, Options, proto};
 use prost::Message;
 
-use crate::wire;
+use bg_variant_api::wire;
 
 /// A new game as a plugin set it up (state bytes are the plugin's).
 pub type Setup = bg_engine::game::Setup<Vec<u8>>;

@@ -8,7 +8,7 @@ use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
 use prost::Message;
 
 use crate::abi::{self, Buffer, Status};
-use crate::{FirstMove, Opening, Outcome, Setup, Transition, Variant, VariantError, proto};
+use crate::{Setup, Transition, Variant, VariantError, proto, wire};
 
 /// Runs `f`, turning a panic into [`abi::STATUS_PANIC`] with its message in
 /// `out`, and an error into its status with the message in `out`.
@@ -73,53 +73,22 @@ fn options(bytes: &[u8]) -> Result<crate::Options, VariantError> {
 }
 
 fn encode_setup<V: Variant>(variant: &V, setup: Setup<V::State>) -> Vec<u8> {
-    proto::GameSetup {
+    wire::setup_message(Setup {
         state: variant.encode_state(&setup.state),
-        opening: match setup.opening {
-            Opening::PlayOpeningDice => proto::Opening::PlayOpeningDice,
-            Opening::ThrowAgain => proto::Opening::ThrowAgain,
-        } as i32,
+        opening: setup.opening,
         cube: setup.cube,
-        first_move: match setup.first_move {
-            None => "",
-            Some(FirstMove::Loser) => "loser",
-            Some(FirstMove::Winner) => "winner",
-            Some(FirstMove::Alternate) => "alternate",
-            Some(FirstMove::OpeningRoll) => "opening_roll",
-        }
-        .to_string(),
-    }
+        first_move: setup.first_move,
+    })
     .encode_to_vec()
 }
 
-fn encode_outcome(o: Outcome) -> proto::Outcome {
-    proto::Outcome {
-        winner: o.winner.map(|seat| seat as u32),
-        level: o.level,
-        kind: o.kind,
-        by_bearing_off: o.by_bearing_off,
-    }
-}
-
 fn encode_transition<V: Variant>(variant: &V, t: Transition<V::State>) -> Vec<u8> {
-    proto::Transition {
+    wire::transition_message(Transition {
         state: variant.encode_state(&t.state),
-        events: t
-            .events
-            .into_iter()
-            .map(|e| proto::ScoreEvent {
-                seat: e.seat as u32,
-                points: e.points,
-                reason: e.reason,
-            })
-            .collect(),
-        outcome: t.outcome.map(encode_outcome),
-        decision: t.decision.map(|d| proto::Decision {
-            seat: d.seat as u32,
-            choices: d.choices,
-            prompt: d.prompt,
-        }),
-    }
+        events: t.events,
+        outcome: t.outcome,
+        decision: t.decision,
+    })
     .encode_to_vec()
 }
 
@@ -327,7 +296,7 @@ impl<V: Variant, const CHECKED: bool> Shims<V, CHECKED> {
             let v = Self::variant();
             // SAFETY: the host passes `len` readable bytes.
             let state = v.decode_state(unsafe { bytes(state, len) })?;
-            Ok(encode_outcome(v.concede(&state, seat(loser)?)).encode_to_vec())
+            Ok(wire::outcome_message(v.concede(&state, seat(loser)?)).encode_to_vec())
         })
     }
 

@@ -26,6 +26,7 @@
 pub mod abi;
 mod export;
 pub mod search;
+pub mod wire;
 
 pub use bg_engine as engine;
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};

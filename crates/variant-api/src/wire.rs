@@ -1,0 +1,193 @@
+//! The payload messages at the C ABI, both ways: the engine's types as the
+//! protobuf messages of `proto/variant/v1/variant.proto`, and back. The
+//! plugin's side (the export shims) writes with the `*_message`
+//! functions, the host (`bg-plugin-host`) reads with the others; each pair
+//! stands together here, so the two sides cannot drift apart.
+
+use bg_engine::Seat;
+use bg_engine::game::{Decision, FirstMove, Opening, Outcome, ScoreEvent, Setup, Transition};
+
+use crate::proto;
+
+/// A seat as a number: 0 white, 1 black.
+fn seat_number(seat: Seat) -> u32 {
+    seat as u32
+}
+
+/// A seat number read back; anything but 0 or 1 is the plugin's mistake.
+fn seat(number: u32) -> Result<Seat, String> {
+    u8::try_from(number)
+        .ok()
+        .and_then(Seat::from_index)
+        .ok_or_else(|| format!("answered seat {number}, which is no seat"))
+}
+
+fn opening_message(opening: Opening) -> proto::Opening {
+    match opening {
+        Opening::PlayOpeningDice => proto::Opening::PlayOpeningDice,
+        Opening::ThrowAgain => proto::Opening::ThrowAgain,
+    }
+}
+
+/// Unset (or unknown) reads as the standard opening.
+fn opening(number: i32) -> Opening {
+    match proto::Opening::try_from(number) {
+        Ok(proto::Opening::ThrowAgain) => Opening::ThrowAgain,
+        _ => Opening::PlayOpeningDice,
+    }
+}
+
+/// `GameSetup.first_move`'s names; none is the empty string.
+const FIRST_MOVES: [(FirstMove, &str); 4] = [
+    (FirstMove::Loser, "loser"),
+    (FirstMove::Winner, "winner"),
+    (FirstMove::Alternate, "alternate"),
+    (FirstMove::OpeningRoll, "opening_roll"),
+];
+
+fn first_move_name(first_move: Option<FirstMove>) -> &'static str {
+    FIRST_MOVES
+        .iter()
+        .find(|(f, _)| Some(*f) == first_move)
+        .map_or("", |(_, name)| name)
+}
+
+/// Empty, or a word this side does not know, leaves it to the settings.
+fn first_move(name: &str) -> Option<FirstMove> {
+    FIRST_MOVES
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(f, _)| *f)
+}
+
+pub fn setup_message(setup: Setup<Vec<u8>>) -> proto::GameSetup {
+    proto::GameSetup {
+        opening: opening_message(setup.opening) as i32,
+        cube: setup.cube,
+        first_move: first_move_name(setup.first_move).to_string(),
+        state: setup.state,
+    }
+}
+
+pub fn setup(s: proto::GameSetup) -> Setup<Vec<u8>> {
+    Setup {
+        opening: opening(s.opening),
+        cube: s.cube,
+        first_move: first_move(&s.first_move),
+        state: s.state,
+    }
+}
+
+pub fn outcome_message(o: Outcome) -> proto::Outcome {
+    proto::Outcome {
+        winner: o.winner.map(seat_number),
+        level: o.level,
+        kind: o.kind,
+        by_bearing_off: o.by_bearing_off,
+    }
+}
+
+pub fn outcome(o: proto::Outcome) -> Result<Outcome, String> {
+    Ok(Outcome {
+        winner: o.winner.map(seat).transpose()?,
+        level: o.level,
+        kind: o.kind,
+        by_bearing_off: o.by_bearing_off,
+    })
+}
+
+pub fn transition_message(t: Transition<Vec<u8>>) -> proto::Transition {
+    proto::Transition {
+        state: t.state,
+        events: t
+            .events
+            .into_iter()
+            .map(|e| proto::ScoreEvent {
+                seat: seat_number(e.seat),
+                points: e.points,
+                reason: e.reason,
+            })
+            .collect(),
+        outcome: t.outcome.map(outcome_message),
+        decision: t.decision.map(|d| proto::Decision {
+            seat: seat_number(d.seat),
+            choices: d.choices,
+            prompt: d.prompt,
+        }),
+    }
+}
+
+pub fn transition(t: proto::Transition) -> Result<Transition<Vec<u8>>, String> {
+    Ok(Transition {
+        state: t.state,
+        outcome: t.outcome.map(outcome).transpose()?,
+        events: t
+            .events
+            .into_iter()
+            .map(|e| {
+                Ok(ScoreEvent {
+                    seat: seat(e.seat)?,
+                    points: e.points,
+                    reason: e.reason,
+                })
+            })
+            .collect::<Result<_, String>>()?,
+        decision: t
+            .decision
+            .map(|d| {
+                Ok::<_, String>(Decision {
+                    seat: seat(d.seat)?,
+                    choices: d.choices,
+                    prompt: d.prompt,
+                })
+            })
+            .transpose()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What one side writes, the other reads back as it was.
+    #[test]
+    fn every_message_reads_back_as_written() {
+        for first_move in [None, Some(FirstMove::Loser), Some(FirstMove::OpeningRoll)] {
+            for opening in [Opening::PlayOpeningDice, Opening::ThrowAgain] {
+                let written = Setup {
+                    state: vec![1, 2],
+                    opening,
+                    cube: true,
+                    first_move,
+                };
+                assert_eq!(setup(setup_message(written.clone())), written);
+            }
+        }
+        let written = Transition {
+            state: vec![3],
+            events: vec![ScoreEvent {
+                seat: Seat::Black,
+                points: 4,
+                reason: "jan".into(),
+            }],
+            outcome: Some(Outcome {
+                winner: None,
+                level: 0,
+                kind: "draw".into(),
+                by_bearing_off: false,
+            }),
+            decision: Some(Decision {
+                seat: Seat::White,
+                choices: vec!["stay".into(), "go".into()],
+                prompt: "?".into(),
+            }),
+        };
+        assert_eq!(
+            transition(transition_message(written.clone())).unwrap(),
+            written
+        );
+        let mut bad = transition_message(written);
+        bad.events[0].seat = 2;
+        assert!(transition(bad).is_err(), "a seat that is no seat");
+    }
+}
