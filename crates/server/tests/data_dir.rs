@@ -19,6 +19,40 @@ fn data_of(fixture: &Fixture) -> &Path {
         .path()
 }
 
+/// A game's stored state, read straight from the database file (the
+/// server stopped).
+async fn stored_state(fixture: &Fixture, game_id: &str) -> String {
+    let mut connection = database(fixture).await;
+    let state = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
+        .bind(game_id)
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    state
+}
+
+/// Sets a game's stored state to an SQL expression of `state` (the server
+/// stopped), as damage or an older or newer server would leave it.
+async fn set_stored_state(fixture: &Fixture, game_id: &str, expression: &str) {
+    let mut connection = database(fixture).await;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE games SET state = {expression} WHERE game_id = ?"
+    )))
+    .bind(game_id)
+    .execute(&mut connection)
+    .await
+    .unwrap();
+    connection.close().await.unwrap();
+}
+
+async fn database(fixture: &Fixture) -> sqlx::SqliteConnection {
+    let path = data_of(fixture).join("games.db");
+    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap()
+}
+
 /// A game with one move played (version 2).
 async fn game_with_a_move(client: &mut Client) -> Game {
     let mut g = new_game(client, pb::MatchSettings::default()).await;
@@ -136,11 +170,7 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
     let damaged = game_with_a_move(&mut client).await;
     let sound = game_with_a_move(&mut client).await;
     fixture.server.kill();
-    let database = data_of(&fixture).join("games.db");
-    let mut connection =
-        sqlx::SqliteConnection::connect(&format!("sqlite://{}", database.display()))
-            .await
-            .unwrap();
+    let original = stored_state(&fixture, &damaged.id()).await;
     // Bytes that are not text; then text that is JSON, but a state its
     // variant refuses.
     for damage in [
@@ -152,29 +182,13 @@ async fn a_corrupt_row_is_data_loss_for_its_game_and_nothing_else() {
         "json_set(state, '$.match.phase', 'resignation_offered', '$.match.resignation', \
          json('{\"by\": \"white\", \"level\": 1, \"resume\": \"cube_offered\"}'))",
     ] {
-        let original: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
-            .bind(damaged.id())
-            .fetch_one(&mut connection)
-            .await
-            .unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE games SET state = {damage} WHERE game_id = ?"
-        )))
-        .bind(damaged.id())
-        .execute(&mut connection)
-        .await
-        .unwrap();
+        set_stored_state(&fixture, &damaged.id(), damage).await;
         fixture.server.restart();
         damaged_game_is_data_loss(&fixture, &damaged, &sound).await;
         fixture.server.kill();
-        sqlx::query("UPDATE games SET state = ? WHERE game_id = ?")
-            .bind(original)
-            .bind(damaged.id())
-            .execute(&mut connection)
-            .await
-            .unwrap();
+        let quoted = format!("'{}'", original.replace('\'', "''"));
+        set_stored_state(&fixture, &damaged.id(), &quoted).await;
     }
-    connection.close().await.unwrap();
 }
 
 async fn damaged_game_is_data_loss(fixture: &Fixture, damaged: &Game, sound: &Game) {
@@ -297,33 +311,16 @@ async fn a_game_stored_in_the_previous_format_plays_on() {
     let mut client = connect(&fixture.server.addr).await;
     let g = game_with_a_move(&mut client).await;
     fixture.server.kill();
-    let database = data_of(&fixture).join("games.db");
-    let url = format!("sqlite://{}", database.display());
-    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
-    sqlx::query("UPDATE games SET state = json_extract(state, '$.match') WHERE game_id = ?")
-        .bind(g.id())
-        .execute(&mut connection)
-        .await
-        .unwrap();
-    let format_0: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
-        .bind(g.id())
-        .fetch_one(&mut connection)
-        .await
-        .unwrap();
+    set_stored_state(&fixture, &g.id(), "json_extract(state, '$.match')").await;
+    let format_0 = stored_state(&fixture, &g.id()).await;
     assert!(format_0.starts_with(r#"{"settings":"#), "{format_0}");
-    connection.close().await.unwrap();
 
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     still_playable(&mut client, &g).await;
     drop(client);
     fixture.server.kill();
-    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
-    let written: String = sqlx::query_scalar("SELECT state FROM games WHERE game_id = ?")
-        .bind(g.id())
-        .fetch_one(&mut connection)
-        .await
-        .unwrap();
+    let written = stored_state(&fixture, &g.id()).await;
     assert!(written.starts_with(r#"{"format":1,"match":"#), "{written}");
 }
 
@@ -336,15 +333,7 @@ async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
     let mut client = connect(&fixture.server.addr).await;
     let g = game_with_a_move(&mut client).await;
     fixture.server.kill();
-    let database = data_of(&fixture).join("games.db");
-    let url = format!("sqlite://{}", database.display());
-    let mut connection = sqlx::SqliteConnection::connect(&url).await.unwrap();
-    sqlx::query("UPDATE games SET state = json_set(state, '$.format', 2) WHERE game_id = ?")
-        .bind(g.id())
-        .execute(&mut connection)
-        .await
-        .unwrap();
-    connection.close().await.unwrap();
+    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 2)").await;
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     let status = client
