@@ -16,6 +16,7 @@ const SHIPPED: &[(&str, &str)] = &[
     ("bg-standard", "bg_standard"),
     ("bg-caucasian", "bg_caucasian"),
     ("bg-plakoto", "bg_plakoto"),
+    ("bg-trictrac", "bg_trictrac"),
 ];
 
 fn main() -> Result<()> {

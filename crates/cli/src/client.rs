@@ -166,6 +166,14 @@ pub fn render(game: &pb::Game) -> String {
             ));
         }
     }
+    if game.variant == "trictrac" {
+        out.push_str(
+            "tric-trac: white's talon is its 24, black's its 1 (white's numbering); corners: white's 13, black's 12\n",
+        );
+    }
+    if let Some(board) = &game.scoreboard {
+        out.push_str(&render_scoreboard(board));
+    }
     let score = game.score.unwrap_or_default();
     let cube = game.cube.unwrap_or_default();
     out.push_str(&format!(
@@ -195,6 +203,14 @@ pub fn render(game: &pb::Game) -> String {
     if !game.position_id.is_empty() {
         out.push_str(&format!("position id: {}\n", game.position_id));
     }
+    if let Some(d) = &game.decision {
+        out.push_str(&format!(
+            "decision for {}: {} [{}]\n",
+            seat_name(d.seat),
+            d.prompt,
+            d.choices.join(" | ")
+        ));
+    }
     if !game.legal_plays.is_empty() {
         let plays: Vec<&str> = game
             .legal_plays
@@ -221,6 +237,58 @@ pub fn render(game: &pb::Game) -> String {
             "match over: {} wins\n",
             seat_name(game.match_winner)
         ));
+    }
+    out
+}
+
+/// A game scored during play: points, holes, bredouille, the flag, and
+/// what the last roll scored.
+fn render_scoreboard(b: &pb::Scoreboard) -> String {
+    let tally = |name: &str, t: Option<&pb::SeatTally>| {
+        let t = t.cloned().unwrap_or_default();
+        format!(
+            "{name}: {} points{}, {} holes, roll {} of the relevé",
+            t.points,
+            if t.bredouille { " (bredouille)" } else { "" },
+            t.holes,
+            t.rolls
+        )
+    };
+    let mut out = format!(
+        "{}   {}\n",
+        tally("white", b.white.as_ref()),
+        tally("black", b.black.as_ref())
+    );
+    let raised: Vec<&str> = b.raised_stake.iter().map(|&s| seat_name(s)).collect();
+    out.push_str(&format!(
+        "relevé {}   pavillon: {}   grande bredouille possible for: {}\n",
+        b.round,
+        match seat_name(b.flag) {
+            "-" => "nobody",
+            holder => holder,
+        },
+        if raised.is_empty() {
+            "nobody".to_string()
+        } else {
+            raised.join(", ")
+        }
+    ));
+    if !b.last_roll.is_empty() {
+        let jans: Vec<String> = b
+            .last_roll
+            .iter()
+            .map(|j| {
+                format!(
+                    "{} {} ({} way{}) to {}",
+                    j.kind,
+                    j.points,
+                    j.ways,
+                    if j.ways == 1 { "" } else { "s" },
+                    seat_name(j.beneficiary)
+                )
+            })
+            .collect();
+        out.push_str(&format!("last roll scored: {}\n", jans.join(", ")));
     }
     out
 }

@@ -134,6 +134,15 @@ enum Command {
         #[arg(long)]
         decline: bool,
     },
+    /// Answers a decision the variant asks of your seat, e.g. tric-trac's
+    /// `bgctl decide GAME --as white stay` (or `go`).
+    Decide {
+        game: String,
+        #[arg(long = "as", value_enum)]
+        seat: SeatArg,
+        /// One of the choices the game shows.
+        choice: String,
+    },
     /// Prints the game's updates as they happen (from a version on).
     Watch {
         game: String,
@@ -148,6 +157,18 @@ enum Command {
         #[arg(long, default_value = "standard")]
         variant: String,
         /// Lines whose first three fields are `POSITION_ID DIE1 DIE2`; `-` for stdin.
+        #[arg(long)]
+        corpus: PathBuf,
+    },
+    /// Prints what each corpus line's roll scores (offline), for a variant
+    /// scoring during play: input `POSITION_ID DIE1 DIE2 ROLL` (ROLL: the
+    /// roll's number in the relevé, from 1); output those four fields, the
+    /// roller's points, the opponent's, then each jan as
+    /// `name:beneficiary:ways:points` (beneficiary `roller` or `opponent`).
+    Jans {
+        #[arg(long, default_value = "trictrac")]
+        variant: String,
+        /// Lines `POSITION_ID DIE1 DIE2 ROLL`, the roller on roll (white); `-` for stdin.
         #[arg(long)]
         corpus: PathBuf,
     },
@@ -198,6 +219,7 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Plugins => offline::plugins(&cli.plugin_dir),
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
+        Command::Jans { variant, corpus } => offline::jans(&cli.plugin_dir, &variant, &corpus),
         Command::Bench {
             bench:
                 Bench::Movegen {
@@ -326,7 +348,8 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                 Command::Roll { game, seat }
                 | Command::Move { game, seat, .. }
                 | Command::Double { game, seat, .. }
-                | Command::Resign { game, seat, .. } => (game.clone(), *seat),
+                | Command::Resign { game, seat, .. }
+                | Command::Decide { game, seat, .. } => (game.clone(), *seat),
                 _ => unreachable!("offline commands are handled before"),
             };
             let token = Tokens::load(tokens_path)?.get(&game_id, seat.name())?;
@@ -402,6 +425,19 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                                     pb::ResignAction::Resign
                                 } as i32,
                                 level,
+                            },
+                            &token,
+                        )?)
+                        .await
+                }
+                Command::Decide { choice, .. } => {
+                    client
+                        .decide(authorized(
+                            pb::DecideRequest {
+                                game_id,
+                                expected_version: version,
+                                request_id,
+                                choice,
                             },
                             &token,
                         )?)

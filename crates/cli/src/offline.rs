@@ -62,7 +62,9 @@ struct Position {
     state: Vec<u8>,
 }
 
-fn read_corpus(plugin: &Plugin, corpus: &Path) -> Result<Vec<Position>> {
+/// The corpus's lines, each split in fields and named `FILE:LINE` for
+/// errors; blank lines and `#` comments skipped.
+fn corpus_lines(corpus: &Path) -> Result<Vec<(String, Vec<String>)>> {
     let reader: Box<dyn BufRead> = if corpus == Path::new("-") {
         Box::new(std::io::stdin().lock())
     } else {
@@ -70,33 +72,101 @@ fn read_corpus(plugin: &Plugin, corpus: &Path) -> Result<Vec<Position>> {
             std::fs::File::open(corpus).with_context(|| format!("opening {}", corpus.display()))?,
         ))
     };
-    let mut positions = Vec::new();
+    let mut lines = Vec::new();
     for (n, line) in reader.lines().enumerate() {
         let line = line?;
-        let fields: Vec<&str> = line.split_whitespace().collect();
+        let fields: Vec<String> = line.split_whitespace().map(str::to_string).collect();
         if fields.is_empty() || fields[0].starts_with('#') {
             continue;
         }
-        let at = || format!("{}:{}", corpus.display(), n + 1);
-        if fields.len() < 3 {
-            bail!("{}: expected POSITION_ID DIE1 DIE2", at());
-        }
-        let board = position_id::decode(fields[0], Seat::White).with_context(at)?;
-        let die = |s: &str| {
-            s.parse::<u8>()
-                .with_context(|| format!("{}: bad die {s:?}", at()))
-        };
-        let dice = Dice::new(die(fields[1])?, die(fields[2])?).with_context(at)?;
-        let setup = plugin
-            .setup_position(&board, &Default::default())
-            .with_context(|| format!("{}: {}", at(), fields[0]))?;
-        positions.push(Position {
-            id: fields[0].to_string(),
-            dice,
-            state: setup.state,
-        });
+        lines.push((format!("{}:{}", corpus.display(), n + 1), fields));
     }
-    Ok(positions)
+    Ok(lines)
+}
+
+/// A corpus line's position (white on roll) and dice, set up in a game of
+/// `plugin` with `options`.
+fn position(
+    plugin: &Plugin,
+    at: &str,
+    fields: &[String],
+    options: &std::collections::BTreeMap<String, String>,
+) -> Result<Position> {
+    if fields.len() < 3 {
+        bail!("{at}: expected POSITION_ID DIE1 DIE2");
+    }
+    let board = position_id::decode(&fields[0], Seat::White).with_context(|| at.to_string())?;
+    let die = |s: &str| {
+        s.parse::<u8>()
+            .with_context(|| format!("{at}: bad die {s:?}"))
+    };
+    let dice = Dice::new(die(&fields[1])?, die(&fields[2])?).with_context(|| at.to_string())?;
+    let setup = plugin
+        .setup_position(&board, options)
+        .with_context(|| format!("{at}: {}", fields[0]))?;
+    Ok(Position {
+        id: fields[0].clone(),
+        dice,
+        state: setup.state,
+    })
+}
+
+fn read_corpus(plugin: &Plugin, corpus: &Path) -> Result<Vec<Position>> {
+    corpus_lines(corpus)?
+        .iter()
+        .map(|(at, fields)| position(plugin, at, fields, &Default::default()))
+        .collect()
+}
+
+/// What each line's roll scores, through the loaded plugin exactly as the
+/// server computes it: the position is set up with the roll's number (the
+/// variant's `start_rolls` option: rolls already made), the roll is made
+/// (`after_roll`), and the variant's scoreboard lists what it scored.
+pub fn jans(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
+    let plugin = variant(plugin_dir, name)?;
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for (at, fields) in corpus_lines(corpus)? {
+        let roll: u32 = match fields.get(3).map(|r| r.parse::<u32>()) {
+            Some(Ok(roll)) if roll >= 1 => roll,
+            _ => bail!("{at}: expected POSITION_ID DIE1 DIE2 ROLL (ROLL from 1)"),
+        };
+        let options = [("start_rolls".to_string(), format!("{},0", roll - 1))]
+            .into_iter()
+            .collect();
+        let p = position(&plugin, &at, &fields, &options)?;
+        let rolled = plugin.after_roll(&p.state, Seat::White, p.dice)?;
+        let Some(board) = plugin.scoreboard(&rolled.state)? else {
+            bail!("variant `{name}` does not score during play");
+        };
+        let points = |seat: Seat| -> u32 {
+            board
+                .last_roll
+                .iter()
+                .filter(|e| e.seat == seat)
+                .map(|e| e.points)
+                .sum()
+        };
+        write!(
+            out,
+            "{} {} {} {roll} {} {}",
+            p.id,
+            p.dice.d1,
+            p.dice.d2,
+            points(Seat::White),
+            points(Seat::Black)
+        )?;
+        for e in &board.last_roll {
+            let who = if e.seat == Seat::White {
+                "roller"
+            } else {
+                "opponent"
+            };
+            write!(out, " {}:{who}:{}:{}", e.reason, e.ways, e.points)?;
+        }
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 pub fn plays(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {

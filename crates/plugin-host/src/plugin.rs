@@ -4,11 +4,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bg_engine::game::Outcome;
+use bg_engine::game::{Outcome, Scoreboard};
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::abi::{
     self, AfterRollFn, ApplyPlayFn, BoardFn, Buffer, ConcedeFn, DecideFn, FreeBufferFn, InfoFn,
-    LegalPlaysFn, NewGameFn, SetupPositionFn, Status, VariantDescriptor,
+    LegalPlaysFn, NewGameFn, ScoreboardFn, SetupPositionFn, Status, VariantDescriptor,
 };
 use bg_variant_api::{Capabilities, Options, proto};
 use prost::Message;
@@ -73,6 +73,8 @@ pub(crate) struct Calls {
     decide: DecideFn,
     concede: ConcedeFn,
     free_buffer: FreeBufferFn,
+    /// ABI 1.2 on.
+    scoreboard: Option<ScoreboardFn>,
 }
 
 impl Calls {
@@ -89,6 +91,12 @@ impl Calls {
             decide: d.decide.ok_or("decide")?,
             concede: d.concede.ok_or("concede")?,
             free_buffer: d.free_buffer.ok_or("free_buffer")?,
+            // A plugin of ABI 1.0 or 1.1 has no such field: not read then.
+            scoreboard: if bg_variant_api::abi::has_scoreboard(d.struct_size) {
+                d.scoreboard
+            } else {
+                None
+            },
         })
     }
 }
@@ -393,6 +401,23 @@ impl Plugin {
             (self.calls.concede)(state.as_ptr(), state.len(), loser as u8, out)
         })?;
         wire::outcome(self.decode(&bytes)?).map_err(|e| self.fault(e))
+    }
+
+    /// Where a game scored during play stands; `None` for variants that
+    /// score only at the end (and plugins older than ABI 1.2).
+    pub fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, PluginError> {
+        let Some(scoreboard) = self.calls.scoreboard else {
+            return Ok(None);
+        };
+        // SAFETY: pointers valid for the call.
+        let bytes = self.call(|out| unsafe { scoreboard(state.as_ptr(), state.len(), out) })?;
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let message = self.decode(&bytes)?;
+        wire::scoreboard(message)
+            .map(Some)
+            .map_err(|e| self.fault(e))
     }
 
     fn checked_transition(&self, bytes: &[u8]) -> Result<Transition, PluginError> {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use bg_engine::game::{Outcome, Rules, RulesError, Setup, Transition};
+use bg_engine::game::{Outcome, Rules, RulesError, Scoreboard, Setup, Transition};
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::Options;
 
@@ -95,5 +95,9 @@ impl Rules for VariantRules {
 
     fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError> {
         Ok(self.plugin.concede(state, loser)?)
+    }
+
+    fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, RulesError> {
+        Ok(self.plugin.scoreboard(state)?)
     }
 }

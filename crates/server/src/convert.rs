@@ -3,7 +3,8 @@
 
 use bg_api::v1 as pb;
 use bg_engine::game::{
-    Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode, ScoringLimit,
+    Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode, Scoreboard,
+    ScoringLimit, SeatTally,
 };
 use bg_engine::{BAR, Board, LegalPlay, Move, OFF, Play, Seat, position_id};
 
@@ -361,6 +362,35 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
             prompt: d.prompt.clone(),
         }),
         last_roll: m.pending_win.is_some(),
+        // Filled by the caller, which asks the variant.
+        scoreboard: None,
+    }
+}
+
+/// A game scored during play: the tallies and what the last roll scored.
+pub fn scoreboard(b: &Scoreboard) -> pb::Scoreboard {
+    let tally = |t: &SeatTally| pb::SeatTally {
+        points: t.points,
+        holes: t.holes,
+        bredouille: t.bredouille,
+        rolls: t.rolls,
+    };
+    pb::Scoreboard {
+        white: Some(tally(&b.seats[Seat::White.index()])),
+        black: Some(tally(&b.seats[Seat::Black.index()])),
+        raised_stake: b.raised_stake.iter().map(|&s| seat(s)).collect(),
+        flag: seat_or_none(b.flag),
+        round: b.round,
+        last_roll: b
+            .last_roll
+            .iter()
+            .map(|e| pb::ScoredPoints {
+                kind: e.reason.clone(),
+                beneficiary: seat(e.seat),
+                ways: e.ways,
+                points: e.points,
+            })
+            .collect(),
     }
 }
 

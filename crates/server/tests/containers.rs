@@ -26,7 +26,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 /// The shipped plugins, as the image ships them.
-const SHIPPED: [&str; 3] = ["bg_standard", "bg_caucasian", "bg_plakoto"];
+const SHIPPED: [&str; 4] = ["bg_standard", "bg_caucasian", "bg_plakoto", "bg_trictrac"];
 /// The image the tests build, unless `BACKGAMMON_IMAGE` names one.
 const TEST_IMAGE: &str = "localhost/backgammond";
 const TEST_TAG: &str = "test";
@@ -146,7 +146,7 @@ async fn a_complete_game_is_played_through_grpc_in_a_container() {
     let mut client = server.client().await.unwrap();
     assert_eq!(
         variant_names(&mut client).await,
-        ["caucasian", "plakoto", "standard"],
+        ["caucasian", "plakoto", "standard", "trictrac"],
         "every shipped plugin is in the image"
     );
 
@@ -242,7 +242,7 @@ async fn a_plugin_given_at_start_is_there_with_the_shipped_ones() {
     let mut client = server.client().await.unwrap();
     assert_eq!(
         variant_names(&mut client).await,
-        ["caucasian", "nackgammon", "plakoto", "standard"]
+        ["caucasian", "nackgammon", "plakoto", "standard", "trictrac"]
     );
 }
 

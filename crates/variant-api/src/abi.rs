@@ -22,7 +22,7 @@ use bg_engine::{Board, Dice, LegalPlay, Play};
 /// Major version: a plugin built against another major is refused.
 pub const ABI_MAJOR: u32 = 1;
 /// Minor version: fields appended to the descriptor; older hosts ignore them.
-pub const ABI_MINOR: u32 = 1;
+pub const ABI_MINOR: u32 = 2;
 
 /// The one symbol a plugin exports (NUL-terminated for `dlsym`).
 pub const ENTRY_SYMBOL: &[u8] = b"bg_variant_entry\0";
@@ -191,6 +191,10 @@ pub type DecideFn = unsafe extern "C" fn(
 /// `concede(state, state_len, loser, out)`: a `proto::Outcome`.
 pub type ConcedeFn =
     unsafe extern "C" fn(state: *const u8, len: usize, loser: u8, out: *mut Buffer) -> Status;
+/// `scoreboard(state, state_len, out)`: a `proto::Scoreboard`, or an empty
+/// buffer for a variant that scores only at the end (ABI 1.2).
+pub type ScoreboardFn =
+    unsafe extern "C" fn(state: *const u8, len: usize, out: *mut Buffer) -> Status;
 /// `free_buffer(buffer)`: frees a buffer this plugin returned.
 pub type FreeBufferFn = unsafe extern "C" fn(buffer: Buffer);
 
@@ -226,6 +230,8 @@ pub struct VariantDescriptor {
     pub decide: Option<DecideFn>,
     pub concede: Option<ConcedeFn>,
     pub free_buffer: Option<FreeBufferFn>,
+    /// ABI 1.2 on; read only when `struct_size` covers it.
+    pub scoreboard: Option<ScoreboardFn>,
 }
 
 /// The plugin was built with `panic = "unwind"`, so its exports can catch
@@ -239,10 +245,16 @@ pub const FLAG_PANIC_UNWIND: u32 = 1;
 /// the host runs the legal-play search and checks the answer itself.
 pub const FLAG_CHECKS_PLAYS: u32 = 1 << 1;
 
-/// The size of a descriptor of ABI 1.0: the least a host of this major
-/// version reads. Later minors append fields, read only when
+/// The size of a descriptor of ABI 1.0 (and 1.1): the least a host of this
+/// major version reads. Later minors append fields, read only when
 /// `struct_size` covers them.
-pub const MIN_DESCRIPTOR_SIZE: usize = std::mem::size_of::<VariantDescriptor>();
+pub const MIN_DESCRIPTOR_SIZE: usize = std::mem::offset_of!(VariantDescriptor, scoreboard);
+
+/// Whether a descriptor of `struct_size` bytes has the 1.2 `scoreboard`
+/// field.
+pub const fn has_scoreboard(struct_size: u32) -> bool {
+    struct_size as usize >= std::mem::size_of::<VariantDescriptor>()
+}
 
 /// The sizes and alignments of the types that cross the boundary by value,
 /// packed into one number: a plugin whose types differ is refused.

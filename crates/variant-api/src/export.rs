@@ -88,6 +88,7 @@ fn encode_transition<V: Variant>(variant: &V, t: Transition<V::State>) -> Vec<u8
         events: t.events,
         outcome: t.outcome,
         decision: t.decision,
+        next_roller: t.next_roller,
     })
     .encode_to_vec()
 }
@@ -300,6 +301,17 @@ impl<V: Variant, const CHECKED: bool> Shims<V, CHECKED> {
         })
     }
 
+    pub unsafe extern "C" fn scoreboard(state: *const u8, len: usize, out: *mut Buffer) -> Status {
+        guarded(out, || {
+            let v = Self::variant();
+            // SAFETY: the host passes `len` readable bytes.
+            let state = v.decode_state(unsafe { bytes(state, len) })?;
+            Ok(v.scoreboard(&state)
+                .map(|b| wire::scoreboard_message(b).encode_to_vec())
+                .unwrap_or_default())
+        })
+    }
+
     pub unsafe extern "C" fn free_buffer(buffer: Buffer) {
         // SAFETY: the host only returns buffers this library allocated.
         drop(unsafe { buffer.into_vec() });
@@ -339,6 +351,7 @@ impl<V: Variant, const CHECKED: bool> Shims<V, CHECKED> {
                 decide: Some(Self::decide),
                 concede: Some(Self::concede),
                 free_buffer: Some(Self::free_buffer),
+                scoreboard: Some(Self::scoreboard),
             }
         })
     }

@@ -42,7 +42,9 @@ pub use proto::{OptionSpec, VariantInfo};
 // One vocabulary with the engine: a plugin answers in the engine's own
 // types; they become protobuf bytes only at the C ABI (`export`), and the
 // host turns them back into the same types (`bg-plugin-host`).
-pub use bg_engine::game::{Decision, FirstMove, Opening, Outcome, ScoreEvent, Setup, Transition};
+pub use bg_engine::game::{
+    Decision, FirstMove, Opening, Outcome, ScoreEvent, Scoreboard, SeatTally, Setup, Transition,
+};
 
 /// Option values for one game, by name.
 pub type Options = BTreeMap<String, String>;
@@ -156,8 +158,10 @@ pub trait Variant: Default + Send + Sync + 'static {
     ) -> Result<Board, VariantError>;
 
     /// What playing `chosen`, one of the legal plays, does: the next state
-    /// (whose board must be `chosen.result`) and, when the game ends, its
-    /// outcome.
+    /// (whose board must be `chosen.result`, unless the transition hands
+    /// the dice to a seat that starts afresh, [`Transition::next_roller`]:
+    /// tric-trac's relevé puts the checkers back) and, when the game ends,
+    /// its outcome.
     fn after_play(
         &self,
         state: &Self::State,
@@ -187,6 +191,13 @@ pub trait Variant: Default + Send + Sync + 'static {
 
     /// What `loser` concedes by resigning now, judged on the position.
     fn concede(&self, state: &Self::State, loser: Seat) -> Outcome;
+
+    /// Where a game scored during play stands (points, holes, what the
+    /// last roll scored); `None` for variants that score only at the end.
+    fn scoreboard(&self, state: &Self::State) -> Option<Scoreboard> {
+        let _ = state;
+        None
+    }
 }
 
 /// Reads an option with its default, refusing values not in `allowed`.
@@ -221,7 +232,8 @@ pub fn check_option_names(options: &Options, known: &[&str]) -> Result<(), Varia
 /// checked**, for every variant (the plugin glue calls it; the host does
 /// not search again). The play's moves, in whatever order, must reach the
 /// result of one of the legal plays; the variant then says what that legal
-/// play does, and its new board must be exactly that play's result.
+/// play does, and its new board must be exactly that play's result (or,
+/// when the dice go to a seat that starts afresh, any board: a new round).
 pub fn apply_play<V: Variant>(
     variant: &V,
     state: &V::State,
@@ -236,7 +248,7 @@ pub fn apply_play<V: Variant>(
         VariantError::IllegalPlay(format!("{play} is not a legal play of {dice}"))
     })?;
     let transition = variant.after_play(state, seat, chosen);
-    if variant.board(&transition.state) != chosen.result {
+    if transition.next_roller.is_none() && variant.board(&transition.state) != chosen.result {
         return Err(VariantError::Broken(format!(
             "accepted {play}, whose result is not one of its legal plays"
         )));

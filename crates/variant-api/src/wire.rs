@@ -5,7 +5,9 @@
 //! stands together here, so the two sides cannot drift apart.
 
 use bg_engine::Seat;
-use bg_engine::game::{Decision, FirstMove, Opening, Outcome, ScoreEvent, Setup, Transition};
+use bg_engine::game::{
+    Decision, FirstMove, Opening, Outcome, ScoreEvent, Scoreboard, SeatTally, Setup, Transition,
+};
 
 use crate::proto;
 
@@ -96,18 +98,79 @@ pub fn outcome(o: proto::Outcome) -> Result<Outcome, String> {
     })
 }
 
+fn score_event_message(e: ScoreEvent) -> proto::ScoreEvent {
+    proto::ScoreEvent {
+        seat: seat_number(e.seat),
+        points: e.points,
+        reason: e.reason,
+        ways: e.ways,
+    }
+}
+
+fn score_event(e: proto::ScoreEvent) -> Result<ScoreEvent, String> {
+    Ok(ScoreEvent {
+        seat: seat(e.seat)?,
+        points: e.points,
+        reason: e.reason,
+        ways: e.ways,
+    })
+}
+
+pub fn scoreboard_message(b: Scoreboard) -> proto::Scoreboard {
+    proto::Scoreboard {
+        seats: b
+            .seats
+            .iter()
+            .map(|t| proto::SeatTally {
+                points: t.points,
+                holes: t.holes,
+                bredouille: t.bredouille,
+                rolls: t.rolls,
+            })
+            .collect(),
+        raised_stake: b.raised_stake.into_iter().map(seat_number).collect(),
+        flag: b.flag.map(seat_number),
+        round: b.round,
+        last_roll: b.last_roll.into_iter().map(score_event_message).collect(),
+    }
+}
+
+pub fn scoreboard(b: proto::Scoreboard) -> Result<Scoreboard, String> {
+    let tallies: Vec<SeatTally> = b
+        .seats
+        .iter()
+        .map(|t| SeatTally {
+            points: t.points,
+            holes: t.holes,
+            bredouille: t.bredouille,
+            rolls: t.rolls,
+        })
+        .collect();
+    let seats: [SeatTally; 2] = tallies
+        .try_into()
+        .map_err(|_| "a scoreboard needs the tallies of both seats".to_string())?;
+    Ok(Scoreboard {
+        seats,
+        raised_stake: b
+            .raised_stake
+            .into_iter()
+            .map(seat)
+            .collect::<Result<_, _>>()?,
+        flag: b.flag.map(seat).transpose()?,
+        round: b.round,
+        last_roll: b
+            .last_roll
+            .into_iter()
+            .map(score_event)
+            .collect::<Result<_, _>>()?,
+    })
+}
+
 pub fn transition_message(t: Transition<Vec<u8>>) -> proto::Transition {
     proto::Transition {
         state: t.state,
-        events: t
-            .events
-            .into_iter()
-            .map(|e| proto::ScoreEvent {
-                seat: seat_number(e.seat),
-                points: e.points,
-                reason: e.reason,
-            })
-            .collect(),
+        next_roller: t.next_roller.map(seat_number),
+        events: t.events.into_iter().map(score_event_message).collect(),
         outcome: t.outcome.map(outcome_message),
         decision: t.decision.map(|d| proto::Decision {
             seat: seat_number(d.seat),
@@ -121,16 +184,11 @@ pub fn transition(t: proto::Transition) -> Result<Transition<Vec<u8>>, String> {
     Ok(Transition {
         state: t.state,
         outcome: t.outcome.map(outcome).transpose()?,
+        next_roller: t.next_roller.map(seat).transpose()?,
         events: t
             .events
             .into_iter()
-            .map(|e| {
-                Ok(ScoreEvent {
-                    seat: seat(e.seat)?,
-                    points: e.points,
-                    reason: e.reason,
-                })
-            })
+            .map(score_event)
             .collect::<Result<_, String>>()?,
         decision: t
             .decision
@@ -169,6 +227,7 @@ mod tests {
                 seat: Seat::Black,
                 points: 4,
                 reason: "jan".into(),
+                ways: 1,
             }],
             outcome: Some(Outcome {
                 winner: None,
@@ -181,6 +240,7 @@ mod tests {
                 choices: vec!["stay".into(), "go".into()],
                 prompt: "?".into(),
             }),
+            next_roller: Some(Seat::Black),
         };
         assert_eq!(
             transition(transition_message(written.clone())).unwrap(),
@@ -189,5 +249,32 @@ mod tests {
         let mut bad = transition_message(written);
         bad.events[0].seat = 2;
         assert!(transition(bad).is_err(), "a seat that is no seat");
+        let board = Scoreboard {
+            seats: [
+                SeatTally {
+                    points: 4,
+                    holes: 2,
+                    bredouille: true,
+                    rolls: 3,
+                },
+                SeatTally::default(),
+            ],
+            raised_stake: vec![Seat::White],
+            flag: None,
+            round: 2,
+            last_roll: vec![ScoreEvent {
+                seat: Seat::White,
+                points: 4,
+                reason: "true_hit_petit_table".into(),
+                ways: 1,
+            }],
+        };
+        assert_eq!(
+            scoreboard(scoreboard_message(board.clone())).unwrap(),
+            board
+        );
+        let mut one_seat = scoreboard_message(board);
+        one_seat.seats.pop();
+        assert!(scoreboard(one_seat).is_err(), "a tally missing");
     }
 }

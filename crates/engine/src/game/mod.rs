@@ -59,12 +59,57 @@ pub struct Outcome {
     pub by_bearing_off: bool,
 }
 
-/// Points a variant scores during play (tric-trac).
+/// Points a variant scores during play (tric-trac's jans): who gains
+/// them, how many, by which rule and in how many ways.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScoreEvent {
     pub seat: Seat,
     pub points: u32,
+    /// A stable machine-readable name of the scoring rule (the variant
+    /// documents its names).
     pub reason: String,
+    /// How many ways the rule was met (points are per way); 0 when the
+    /// rule has no ways.
+    #[serde(default)]
+    pub ways: u32,
+}
+
+/// Where a game that scores during play stands, as the variant describes
+/// it: what a client shows beside the board. The names are tric-trac's,
+/// the oldest game scored this way; any variant scoring during play fills
+/// what it has and leaves the rest at zero.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scoreboard {
+    /// Each seat's tally, white first.
+    pub seats: [SeatTally; 2],
+    /// The seats that can still win the game at the raised stake
+    /// (tric-trac's grande bredouille): both before anyone has won a
+    /// hole, the only one to have won holes, the holder of the flag, or
+    /// nobody.
+    pub raised_stake: Vec<Seat>,
+    /// The seat holding the flag (tric-trac's pavillon): the second to win
+    /// holes, while the first wins none.
+    pub flag: Option<Seat>,
+    /// The round in progress (tric-trac's relevé, between two resets of
+    /// the checkers), from 1.
+    pub round: u32,
+    /// What the last roll scored, for both seats, in marking order.
+    pub last_roll: Vec<ScoreEvent>,
+}
+
+/// One seat's tally in a game scored during play.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatTally {
+    /// Points towards the next hole.
+    pub points: u32,
+    /// Holes won (the units the game is played to).
+    pub holes: u32,
+    /// Whether the hole in progress would count double (tric-trac's
+    /// bredouille): every point of it scored with no point of the
+    /// opponent's in between.
+    pub bredouille: bool,
+    /// Rolls made by this seat in the current round.
+    pub rolls: u32,
 }
 
 /// A decision the variant asks a player for before play goes on.
@@ -84,6 +129,12 @@ pub struct Transition<S> {
     pub events: Vec<ScoreEvent>,
     pub outcome: Option<Outcome>,
     pub decision: Option<Decision>,
+    /// The seat that rolls next, when it is not the usual one: the dice of
+    /// the turn are spent and this seat throws afresh (tric-trac: the
+    /// player who goes, or who bore off first, rolls again). `None`: the
+    /// turn goes on as usual. Not set together with a decision: the
+    /// answer to the decision says it.
+    pub next_roller: Option<Seat>,
 }
 
 impl<S> Transition<S> {
@@ -94,6 +145,7 @@ impl<S> Transition<S> {
             events: Vec::new(),
             outcome: None,
             decision: None,
+            next_roller: None,
         }
     }
 }
@@ -175,6 +227,12 @@ pub trait Rules {
         choice: &str,
     ) -> Result<Transition<Vec<u8>>, RulesError>;
     fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError>;
+    /// Where a game scored during play stands (`None` for variants that
+    /// score only at the end).
+    fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, RulesError> {
+        let _ = state;
+        Ok(None)
+    }
     /// The most one game can be worth before the cube (1 single, 2
     /// gammon, 3 backgammon): the highest resignation level to offer.
     fn max_win_level(&self) -> u32 {
@@ -183,6 +241,18 @@ pub trait Rules {
     /// The variant's name of a win at `level` (from 1), as its own games
     /// end: an accepted resignation at that level carries the same name.
     fn win_kind(&self, level: u32) -> String;
+}
+
+/// What the match does after taking in a variant's [`Transition`].
+enum Next {
+    /// The game is over.
+    Over(Outcome),
+    /// A player must decide first.
+    Decide,
+    /// This seat throws afresh.
+    Roller(Seat),
+    /// The turn goes on as usual.
+    Usual,
 }
 
 /// Where dice come from: a CSPRNG in the server, a script in tests.
@@ -336,6 +406,10 @@ pub enum Event {
         seat: Seat,
         points: u32,
         reason: String,
+        /// How many ways (0 when the rule has none; absent in events
+        /// stored before it was recorded).
+        #[serde(default)]
+        ways: u32,
     },
     DecisionRequired {
         decision: Decision,
@@ -638,13 +712,12 @@ impl Match {
         self.dice = Some(thrown);
         self.phase = Phase::Move;
         let step = rules.after_roll(&self.variant_state, seat, thrown)?;
-        if let Some(outcome) = self.absorb(step, events) {
-            return self.game_over(outcome, rules, dice, events);
+        match self.absorb(step, events) {
+            Next::Over(outcome) => self.game_over(outcome, rules, dice, events),
+            Next::Decide => Ok(()),
+            Next::Roller(seat) => self.hand_dice_to(seat, rules, dice, events),
+            Next::Usual => self.pass_if_blocked(thrown, rules, dice, events),
         }
-        if self.phase == Phase::Decision {
-            return Ok(());
-        }
-        self.pass_if_blocked(thrown, rules, dice, events)
     }
 
     /// With no legal move, plays the empty play and ends the turn.
@@ -660,10 +733,7 @@ impl Match {
         if legal.len() == 1 && legal[0].play.is_empty() {
             let step = rules.apply_play(&self.variant_state, seat, thrown, &Play::EMPTY)?;
             events.push(Event::Passed { seat, dice: thrown });
-            if let Some(outcome) = self.absorb(step, events) {
-                return self.game_over(outcome, rules, dice, events);
-            }
-            return self.end_turn(rules, dice, events);
+            return self.after_play(step, rules, dice, events);
         }
         Ok(())
     }
@@ -680,14 +750,27 @@ impl Match {
         let thrown = self.dice.expect("dice are set in the move phase");
         let step = rules.apply_play(&self.variant_state, seat, thrown, play)?;
         events.push(Event::Moved { seat, play: *play });
-        if let Some(outcome) = self.absorb(step, events) {
-            return self.game_over(outcome, rules, dice, events);
+        self.after_play(step, rules, dice, events)
+    }
+
+    /// The play (or the pass) is made: the variant's answer ends the game,
+    /// asks a decision, hands the dice to a seat, or ends the turn.
+    fn after_play(
+        &mut self,
+        step: Transition<Vec<u8>>,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        match self.absorb(step, events) {
+            Next::Over(outcome) => self.game_over(outcome, rules, dice, events),
+            Next::Decide => {
+                self.decision_after_play = true;
+                Ok(())
+            }
+            Next::Roller(seat) => self.hand_dice_to(seat, rules, dice, events),
+            Next::Usual => self.end_turn(rules, dice, events),
         }
-        if self.phase == Phase::Decision {
-            self.decision_after_play = true;
-            return Ok(());
-        }
-        self.end_turn(rules, dice, events)
     }
 
     fn decide(
@@ -711,13 +794,15 @@ impl Match {
         } else {
             Phase::Roll
         };
-        if let Some(outcome) = self.absorb(step, events) {
-            return self.game_over(outcome, rules, dice, events);
-        }
-        if self.phase == Phase::Decision {
-            // Another decision, at the same point of the turn.
-            self.decision_after_play = after_play;
-            return Ok(());
+        match self.absorb(step, events) {
+            Next::Over(outcome) => return self.game_over(outcome, rules, dice, events),
+            Next::Decide => {
+                // Another decision, at the same point of the turn.
+                self.decision_after_play = after_play;
+                return Ok(());
+            }
+            Next::Roller(seat) => return self.hand_dice_to(seat, rules, dice, events),
+            Next::Usual => {}
         }
         match (after_play, self.dice) {
             // The play was made: the turn is over.
@@ -729,16 +814,20 @@ impl Match {
         }
     }
 
-    /// Takes a variant's answer in: new state, score events, a decision.
-    /// Returns the outcome if the game is over.
-    fn absorb(&mut self, step: Transition<Vec<u8>>, events: &mut Vec<Event>) -> Option<Outcome> {
+    /// Takes a variant's answer in: new state, score events, a decision;
+    /// says what comes next.
+    fn absorb(&mut self, step: Transition<Vec<u8>>, events: &mut Vec<Event>) -> Next {
         self.variant_state = step.state;
         for e in step.events {
             events.push(Event::Scored {
                 seat: e.seat,
                 points: e.points,
                 reason: e.reason,
+                ways: e.ways,
             });
+        }
+        if let Some(outcome) = step.outcome {
+            return Next::Over(outcome);
         }
         if let Some(decision) = step.decision {
             events.push(Event::DecisionRequired {
@@ -746,8 +835,30 @@ impl Match {
             });
             self.pending_decision = Some(decision);
             self.phase = Phase::Decision;
+            return Next::Decide;
         }
-        step.outcome
+        match step.next_roller {
+            Some(seat) => Next::Roller(seat),
+            None => Next::Usual,
+        }
+    }
+
+    /// The variant spent the turn's dice and hands them to `seat`, who
+    /// throws afresh (a pending last-roll win still ends the game first).
+    fn hand_dice_to(
+        &mut self,
+        seat: Seat,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        if let Some(win) = self.pending_win.take() {
+            return self.end_game(win, rules, dice, events);
+        }
+        self.turn = seat;
+        self.dice = None;
+        self.phase = Phase::Roll;
+        Ok(())
     }
 
     fn end_turn(

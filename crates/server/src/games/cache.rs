@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bg_api::v1 as pb;
 use bg_engine::LegalPlay;
-use bg_engine::game::{GameError, Match, Phase, Rules, RulesError, RulesErrorKind};
+use bg_engine::game::{GameError, Match, Phase, Rules, RulesError, RulesErrorKind, Scoreboard};
 use bg_plugin_host::VariantRules;
 use bg_store::{GameRecord, GameStore};
 use bg_variant_api::Capabilities;
@@ -42,6 +42,13 @@ pub(super) struct Slot {
     pub(super) last_used: Mutex<Instant>,
 }
 
+/// The variant's answers a snapshot shows.
+struct VariantView {
+    board: bg_engine::Board,
+    legal: Vec<LegalPlay>,
+    scoreboard: Option<Scoreboard>,
+}
+
 impl Live {
     fn meta<'a>(&'a self, options: &'a BTreeMap<String, String>) -> GameMeta<'a> {
         GameMeta {
@@ -59,10 +66,21 @@ impl Live {
         }
     }
 
-    /// What the variant makes of the game: its board and the legal plays
-    /// of the seat on turn (none outside the move phase).
-    fn variant_view(&self) -> Result<(bg_engine::Board, Vec<LegalPlay>), RulesError> {
+    /// What the variant makes of the game: its board, the legal plays of
+    /// the seat on turn (none outside the move phase), and the scoreboard
+    /// of a variant that scores during play.
+    fn variant_view(&self) -> Result<VariantView, RulesError> {
         let board = self.rules.plugin.board(&self.game.variant_state)?;
+        let scoreboard = if self
+            .rules
+            .plugin
+            .capabilities()
+            .contains(Capabilities::SCORES_DURING_PLAY)
+        {
+            self.rules.scoreboard(&self.game.variant_state)?
+        } else {
+            None
+        };
         let legal = match (self.game.phase, self.game.dice) {
             (Phase::Move, Some(dice)) => {
                 self.rules
@@ -70,19 +88,25 @@ impl Live {
             }
             _ => Vec::new(),
         };
-        Ok((board, legal))
+        Ok(VariantView {
+            board,
+            legal,
+            scoreboard,
+        })
     }
 
     pub(super) fn snapshot(&self) -> Result<pb::Game, ApiError> {
-        let (board, legal) = self
+        let view = self
             .variant_view()
             .map_err(|e| ApiError::from(GameError::Rules(e)))?;
-        Ok(convert::game(
+        let mut game = convert::game(
             &self.meta(&self.rules.options),
             &self.game,
-            &board,
-            &legal,
-        ))
+            &view.board,
+            &view.legal,
+        );
+        game.scoreboard = view.scoreboard.as_ref().map(convert::scoreboard);
+        Ok(game)
     }
 }
 

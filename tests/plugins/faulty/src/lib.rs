@@ -154,6 +154,7 @@ impl Variant for Faulty {
             events: t.events,
             outcome: t.outcome,
             decision: t.decision,
+            next_roller: t.next_roller,
         }
     }
 
