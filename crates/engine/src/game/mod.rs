@@ -867,14 +867,8 @@ impl Match {
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
-        if let Some(win) = self.pending_win.take() {
-            // The last roll did not draw: the first mover's win stands.
-            return self.end_game(win, rules, dice, events);
-        }
-        self.turn = self.turn.other();
-        self.dice = None;
-        self.phase = Phase::Roll;
-        Ok(())
+        // A pending last-roll win (the last roll did not draw) stands.
+        self.hand_dice_to(self.turn.other(), rules, dice, events)
     }
 }
 
