@@ -247,7 +247,7 @@ fn render_scoreboard(b: &pb::Scoreboard) -> String {
     let tally = |name: &str, t: Option<&pb::SeatTally>| {
         let t = t.cloned().unwrap_or_default();
         format!(
-            "{name}: {} points{}, {} holes, roll {} of the relevé",
+            "{name}: {} points{}, {} holes, {} rolls made in the relevé",
             t.points,
             if t.bredouille { " (bredouille)" } else { "" },
             t.holes,
