@@ -176,8 +176,7 @@ fn six_thousand_random_parties_end_with_every_invariant_kept_and_every_jan_score
                 );
             }
         }
-        let winner = m.winner.expect("a partie has a winner");
-        let _ = winner;
+        assert!(m.winner.is_some(), "partie {partie} has a winner");
     }
     eprintln!("scoring events over {PARTIES} parties:");
     for (reason, n) in &counts {

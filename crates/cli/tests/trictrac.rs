@@ -5,14 +5,7 @@ use std::process::Command;
 
 use bg_engine::{Board, Seat, position_id};
 use bg_tests::plugin_dir;
-
-/// A board from (field, count) lists in white's tric-trac numbering, as
-/// the worked examples write them: white's field f is its point 25 - f;
-/// black's checker on white's field f is on black's point f.
-fn board(white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
-    let white: Vec<(u8, u8)> = white.iter().map(|&(f, n)| (25 - f, n)).collect();
-    Board::from_points(&white, black)
-}
+use bg_trictrac_rules::side::board_from_fields as board;
 
 fn bgctl(command: &str, corpus: &str) -> String {
     let dir = plugin_dir(&[("bg_trictrac", "libbg_trictrac.so")]);

@@ -8,7 +8,7 @@
 use bg_variant_api::engine::Dice;
 use serde::{Deserialize, Serialize};
 
-use crate::moves::{Candidate, FullJan, Roll};
+use crate::moves::{Candidate, Roll};
 use crate::side::{CORNER, Jan, Side, TALON, THEIR_CORNER, in_grand_table};
 
 /// What scored, with a stable name (docs/trictrac.md, "Jan names").
@@ -178,22 +178,19 @@ impl RollPoints {
 }
 
 /// What the roll's numbers are, as hits and fills count them: the direct
-/// numbers (one for a doublet) and the sum, with its possible rests.
+/// numbers (one for a doublet) and the sum. The sum's rest is one direct
+/// number away from its origin: either on a single roll, the one on a
+/// doublet.
 struct Numbers {
     direct: Vec<usize>,
     sum: usize,
-    /// The first leg of the sum: both numbers on a single roll, the one
-    /// number on a doublet.
-    legs: Vec<usize>,
 }
 
 impl Numbers {
     fn of(dice: Dice) -> Numbers {
         let (a, b) = (usize::from(dice.d1), usize::from(dice.d2));
-        let direct = if a == b { vec![a] } else { vec![a, b] };
         Numbers {
-            legs: direct.clone(),
-            direct,
+            direct: if a == b { vec![a] } else { vec![a, b] },
             sum: a + b,
         }
     }
@@ -234,11 +231,7 @@ pub fn score_with(
             points.add(JanKind::fill(jan), fill_ways(start, jan, &numbers), doublet);
         }
     }
-    if pile
-        && legal
-            .iter()
-            .any(|c| c.full_after(true).contains(&FullJan::Pile))
-    {
+    if pile && legal.iter().any(|c| c.after.is_pile()) {
         let kind = if start.is_pile() {
             JanKind::PileKept
         } else {
@@ -326,7 +319,10 @@ fn hits(s: &Side, numbers: &Numbers, doublet: bool, points: &mut RollPoints) {
             .count() as u32;
         let mut false_way = false;
         if let Some(origin) = from(numbers.sum) {
-            let rest_ok = numbers.legs.iter().any(|&leg| s.theirs[origin + leg] <= 1);
+            let rest_ok = numbers
+                .direct
+                .iter()
+                .any(|&leg| s.theirs[origin + leg] <= 1);
             if rest_ok {
                 true_ways += 1;
             } else {
@@ -403,7 +399,10 @@ fn fill_ways(s: &Side, jan: Jan, numbers: &Numbers) -> u32 {
         .filter(|&&n| reach(n).is_some())
         .count() as u32;
     if let Some(origin) = reach(numbers.sum)
-        && numbers.legs.iter().any(|&leg| s.theirs[origin + leg] == 0)
+        && numbers
+            .direct
+            .iter()
+            .any(|&leg| s.theirs[origin + leg] == 0)
     {
         ways += 1;
     }

@@ -43,38 +43,27 @@ pub struct Candidate {
     pub dice_used: u8,
     /// The larger number of a non-doublet is among them.
     pub uses_larger: bool,
-    /// Takes the corner by power (each checker one field short of the
-    /// opponent's empty corner).
-    pub by_power: bool,
     /// Spends a number as an overflow that could have been played inside.
     pub wasteful_overflow: bool,
 }
 
 impl Candidate {
-    /// The jans full after this play (and the pile when `pile` counts).
-    pub fn full_after(&self, pile: bool) -> Vec<FullJan> {
-        let mut full: Vec<FullJan> = Jan::ALL
+    /// What this play leaves made that a play must make or keep when it
+    /// can (§2.7, §3.8), one bit each: the jans full after it, and the
+    /// pile when `pile` counts.
+    fn made(&self, pile: bool) -> u8 {
+        let jans = Jan::ALL
             .into_iter()
-            .filter(|&j| self.after.is_full(j))
-            .map(FullJan::Jan)
-            .collect();
-        if pile && self.after.is_pile() {
-            full.push(FullJan::Pile);
-        }
-        full
+            .enumerate()
+            .filter(|&(_, j)| self.after.is_full(j))
+            .fold(0, |bits, (i, _)| bits | 1 << i);
+        jans | u8::from(pile && self.after.is_pile()) << Jan::ALL.len()
     }
 
     /// Whether the last of the mover's checkers is off after the play.
     pub fn exits_all(&self) -> bool {
         self.after.mine[RAIL] == 15
     }
-}
-
-/// Something a play must make or keep when it can (§2.7, §3.8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FullJan {
-    Jan(Jan),
-    Pile,
 }
 
 /// The rules of one roll for one mover.
@@ -87,17 +76,25 @@ pub struct Roll {
     pub forbid_retour: bool,
     /// The pile de misère option.
     pub pile: bool,
+    /// Whether each number (by its value) can be played inside the board
+    /// from the roll's start.
+    inside: [bool; 7],
 }
 
 impl Roll {
     pub fn new(start: Side, dice: Dice, pile: bool) -> Roll {
-        Roll {
+        let mut roll = Roll {
             start,
             dice,
             forbid_grand: start.opponent_can_fill(13..=18),
             forbid_retour: start.opponent_can_fill(19..=24),
             pile,
+            inside: [false; 7],
+        };
+        for die in [dice.d1, dice.d2] {
+            roll.inside[usize::from(die)] = roll.playable_inside(die);
         }
+        roll
     }
 
     /// The numbers in the order they may be played: both orders of a
@@ -174,16 +171,8 @@ impl Roll {
     /// Every way to play the roll, before the obligations.
     pub fn candidates(&self) -> Vec<Candidate> {
         let mut out = Vec::new();
-        let empty = Candidate {
-            play: Play::EMPTY,
-            after: self.start,
-            dice_used: 0,
-            uses_larger: false,
-            by_power: false,
-            wasteful_overflow: false,
-        };
-        out.push(empty);
         let doublet = self.dice.d1 == self.dice.d2;
+        out.push(self.candidate(&[], self.start, doublet));
         for [first, second] in self.orders() {
             for s1 in self.steps(&self.start, first) {
                 let mid = apply(&self.start, s1);
@@ -215,13 +204,12 @@ impl Roll {
         }
         let wasteful_overflow = steps
             .iter()
-            .any(|s| s.overflow && self.playable_inside(s.die));
+            .any(|s| s.overflow && self.inside[usize::from(s.die)]);
         Candidate {
             play,
             after,
             dice_used: steps.len() as u8,
             uses_larger: !doublet && steps.iter().any(|s| s.die == self.larger()),
-            by_power: false,
             wasteful_overflow,
         }
     }
@@ -259,7 +247,6 @@ impl Roll {
             after,
             dice_used: 2,
             uses_larger: d1 != d2,
-            by_power: true,
             wasteful_overflow: false,
         })
     }
@@ -280,21 +267,17 @@ impl Roll {
         }
         // Fill or keep: only the plays whose set of full jans no other
         // play's set strictly contains.
-        let sets: Vec<Vec<FullJan>> = plays.iter().map(|c| c.full_after(self.pile)).collect();
-        let keep: Vec<bool> = sets
-            .iter()
-            .map(|mine| {
-                !sets
-                    .iter()
-                    .any(|other| other.len() > mine.len() && mine.iter().all(|j| other.contains(j)))
-            })
-            .collect();
-        let mut i = 0;
-        plays.retain(|_| {
-            i += 1;
-            keep[i - 1]
-        });
+        let made: Vec<u8> = plays.iter().map(|c| c.made(self.pile)).collect();
+        let strictly_contained = |mine: u8| {
+            made.iter()
+                .any(|&other| other != mine && other & mine == mine)
+        };
         plays
+            .into_iter()
+            .zip(&made)
+            .filter(|&(_, &mine)| !strictly_contained(mine))
+            .map(|(play, _)| play)
+            .collect()
     }
 }
 

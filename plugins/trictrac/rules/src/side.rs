@@ -40,15 +40,6 @@ impl Jan {
             Jan::Retour => 19..=24,
         }
     }
-
-    /// A stable lower-case name, used in jan names.
-    pub fn name(self) -> &'static str {
-        match self {
-            Jan::Petit => "petit_jan",
-            Jan::Grand => "grand_jan",
-            Jan::Retour => "retour_jan",
-        }
-    }
 }
 
 /// One side's view: its own checkers and the opponent's, both by the
@@ -136,6 +127,15 @@ impl Side {
     pub fn is_pile(&self) -> bool {
         self.mine[CORNER] == 15
     }
+}
+
+/// A board from (field, count) lists in white's field numbering for both
+/// sides, as the worked examples write positions (docs/trictrac.md §6):
+/// white's field f is its point `25 - f`; black's checker on white's
+/// field f is on black's point f. Checkers not placed are borne off.
+pub fn board_from_fields(white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
+    let white: Vec<(u8, u8)> = white.iter().map(|&(f, n)| (25 - f, n)).collect();
+    Board::from_points(&white, black)
 }
 
 /// The engine point of the mover's field `f` (0 for the rail).

@@ -2,16 +2,12 @@
 //! variant's own calls, as the host makes them (after_roll, decide,
 //! after_play).
 
+mod common;
+
 use bg_trictrac_rules::{GO, STAY, TricTrac, TricTracState, moves};
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Seat};
 use bg_variant_api::{Options, Transition, Variant};
-
-/// A board from (field, count) lists in white's field numbering (white's
-/// point 25 - f; black's checker on white's field f is on its point f).
-fn board(white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
-    let white: Vec<(u8, u8)> = white.iter().map(|&(f, n)| (25 - f, n)).collect();
-    Board::from_points(&white, black)
-}
+use common::{board, board_with_off, dice};
 
 fn options(pairs: &[(&str, &str)]) -> Options {
     pairs
@@ -25,10 +21,6 @@ fn setup(board: &Board, pairs: &[(&str, &str)]) -> TricTracState {
         .setup_position(board, &options(pairs))
         .expect("a position")
         .state
-}
-
-fn dice(a: u8, b: u8) -> Dice {
-    Dice::new(a, b).unwrap()
 }
 
 fn only_play(state: &TricTracState, seat: Seat, d: Dice) -> LegalPlay {
@@ -150,11 +142,11 @@ fn a_hole_from_the_opponents_roll_must_be_kept() {
 /// bredouille stay, and the same player rolls first.
 #[test]
 fn the_exit_scores_resets_the_checkers_keeps_the_points_and_the_exiter_rolls() {
-    let mut b = board(
+    // White's other 13 are off.
+    let b = board_with_off(
         &[(23, 1), (24, 1)],
         &[(1, 3), (2, 3), (3, 3), (4, 3), (5, 3)],
     );
-    b.checkers[0][0] = 13;
     let state = setup(
         &b,
         &[("start_points", "2,4"), ("start_bredouille", "black")],
@@ -186,8 +178,8 @@ fn the_exit_scores_resets_the_checkers_keeps_the_points_and_the_exiter_rolls() {
 /// option.
 #[test]
 fn twelve_holes_win_the_partie_at_the_stake_of_the_pavillon() {
-    let (_, d) = both_on_ten();
-    let b = both_on_ten().0.board;
+    let (start, d) = both_on_ten();
+    let b = start.board;
     for (pairs, level, kind) in [
         (vec![("start_holes", "0,10")], 2, "double"),
         (

@@ -7,42 +7,14 @@
 //! moves 24→1); White's field x is White's point 25 − x, a Black checker
 //! on White's field x is on Black's point x.
 
+mod common;
+
 use std::collections::BTreeMap;
 
-use bg_trictrac_rules::moves::legal_plays;
 use bg_trictrac_rules::{TricTrac, TricTracState, roll_events};
-use bg_variant_api::engine::{Board, Dice, LegalPlay, Seat};
-use bg_variant_api::{ScoreEvent, Variant};
-
-const W: Seat = Seat::White;
-const B: Seat = Seat::Black;
-const LATER_ROLL: u32 = 10;
-
-fn board_with_off(white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
-    let white: Vec<(u8, u8)> = white.iter().map(|&(f, n)| (25 - f, n)).collect();
-    Board::from_points(&white, black)
-}
-
-fn board(white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
-    let total = |side: &[(u8, u8)]| side.iter().map(|&(_, n)| u32::from(n)).sum::<u32>();
-    assert_eq!(total(white), 15, "White must have 15 checkers on the board");
-    assert_eq!(total(black), 15, "Black must have 15 checkers on the board");
-    board_with_off(white, black)
-}
-
-fn dice(d1: u8, d2: u8) -> Dice {
-    Dice::new(d1, d2).unwrap()
-}
-
-fn roll(board: &Board, roller: Seat, d1: u8, d2: u8) -> Vec<ScoreEvent> {
-    roll_events(board, roller, dice(d1, d2), LATER_ROLL, false)
-}
-
-fn plays(board: &Board, seat: Seat, d1: u8, d2: u8) -> Vec<LegalPlay> {
-    let mut out = Vec::new();
-    legal_plays(board, seat, dice(d1, d2), false, &mut out);
-    out
-}
+use bg_variant_api::Variant;
+use bg_variant_api::engine::{Board, LegalPlay};
+use common::*;
 
 /// White's checkers on White's field `f` of a result board.
 fn wf(board: &Board, f: u8) -> u8 {
@@ -63,40 +35,6 @@ fn white_fields(board: &Board) -> Vec<(u8, u8)> {
 
 fn results(out: &[LegalPlay]) -> Vec<Vec<(u8, u8)>> {
     out.iter().map(|lp| white_fields(&lp.result)).collect()
-}
-
-/// Asserts (roller points, opponent points) and the exact jans.
-fn check(
-    events: &[ScoreEvent],
-    roller: Seat,
-    roller_points: u32,
-    opponent_points: u32,
-    jans: &[(Seat, &str, u32, u32)],
-) {
-    let got: Vec<(Seat, String, u32, u32)> = events
-        .iter()
-        .map(|e| (e.seat, e.reason.clone(), e.ways, e.points))
-        .collect();
-    let sum = |seat: Seat| -> u32 {
-        events
-            .iter()
-            .filter(|e| e.seat == seat)
-            .map(|e| e.points)
-            .sum()
-    };
-    assert_eq!(
-        (sum(roller), sum(roller.other())),
-        (roller_points, opponent_points),
-        "(roller, opponent) points; events: {got:?}"
-    );
-    let mut got_sorted = got.clone();
-    got_sorted.sort_by(|a, b| (a.0.index(), &a.1).cmp(&(b.0.index(), &b.1)));
-    let mut want: Vec<(Seat, String, u32, u32)> = jans
-        .iter()
-        .map(|&(s, name, ways, points)| (s, name.to_string(), ways, points))
-        .collect();
-    want.sort_by(|a, b| (a.0.index(), &a.1).cmp(&(b.0.index(), &b.1)));
-    assert_eq!(got_sorted, want, "jans (seat, name, ways, points)");
 }
 
 // ------------------------------------------------------------ tout d'une
