@@ -263,3 +263,104 @@ async fn new_game_sets_up_a_worked_example_with_points_holes_and_roll_number() {
         assert!(refused.message().contains(name), "{}", refused.message());
     }
 }
+
+/// Rolls or moves (a random legal play) for whoever is on turn, until the
+/// game waits for a decision; `None` if the partie ends first.
+async fn play_until_a_decision(client: &mut Client, g: &mut Game, rng: &mut StdRng) -> Option<()> {
+    loop {
+        let token = g.to_act_token().to_string();
+        g.game = match pb::Phase::try_from(g.game.phase).unwrap() {
+            pb::Phase::Decision => return Some(()),
+            pb::Phase::MatchOver => return None,
+            pb::Phase::Roll => client.roll(roll(g, "")).await.unwrap().into_inner(),
+            pb::Phase::Move => {
+                let plays = &g.game.legal_plays;
+                let play = plays[rng.random_range(0..plays.len())].notation.clone();
+                client
+                    .r#move(with_token(move_request(g, &play, ""), &token))
+                    .await
+                    .unwrap()
+                    .into_inner()
+            }
+            other => panic!("phase {other:?} never comes in tric-trac"),
+        };
+    }
+}
+
+/// A killed server loses nothing of a partie: the pending stay-or-go, the
+/// scoreboard and the board come back as they were acknowledged, and a
+/// Decide retried with its request id after a crash is answered as the
+/// first time, not applied twice.
+#[tokio::test]
+async fn a_pending_stay_or_go_and_its_answer_survive_sigkill() {
+    let mut fixture = start_with_plugins(&[("bg_trictrac", "libbg_trictrac.so")], &[]);
+    let mut client = connect(&fixture.server.addr).await;
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut g = variant_match(&mut client, "trictrac", pb::MatchSettings::default()).await;
+    play_until_a_decision(&mut client, &mut g, &mut rng)
+        .await
+        .expect("a hole is won before the partie ends");
+    let waiting = g.game.clone();
+
+    fixture.server.kill();
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    let after_crash = get_game(&mut client, &g).await;
+    assert_eq!(after_crash.version, waiting.version);
+    assert_eq!(after_crash.decision, waiting.decision);
+    assert_eq!(after_crash.scoreboard, waiting.scoreboard);
+    assert_eq!(after_crash.board, waiting.board);
+
+    let token = g.to_act_token().to_string();
+    let mut request = decide_request(&g, "go");
+    request.request_id = "go-after-crash".into();
+    let answered = client
+        .decide(with_token(request.clone(), &token))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answered.version, waiting.version + 1);
+
+    fixture.server.kill();
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    let retried = client
+        .decide(with_token(request, &token))
+        .await
+        .expect("a retry of an acknowledged Decide is answered, not refused")
+        .into_inner();
+    assert_eq!(retried.version, answered.version, "applied once");
+    assert_eq!(retried.scoreboard, answered.scoreboard);
+    assert_eq!(get_game(&mut client, &g).await.version, answered.version);
+}
+
+/// Plays that are not tric-trac plays are refused and change nothing: a
+/// checker moved backwards, three moves on one roll, a move of a checker
+/// that is not there.
+#[tokio::test]
+async fn plays_outside_the_rules_are_refused_and_change_nothing() {
+    let fixture = start_with_plugins(&[("bg_trictrac", "libbg_trictrac.so")], &[]);
+    let mut client = connect(&fixture.server.addr).await;
+    let g = variant_match(&mut client, "trictrac", pb::MatchSettings::default()).await;
+    // Primauté: the winner of the opening throw plays it at once.
+    assert_eq!(g.game.phase, pb::Phase::Move as i32);
+    let token = g.to_act_token().to_string();
+    for notation in ["20/24", "24/23 24/22 24/21", "13/10", "24/1"] {
+        let refused = client
+            .r#move(with_token(move_request(&g, notation, ""), &token))
+            .await
+            .expect_err(notation);
+        assert!(
+            matches!(
+                refused.code(),
+                Code::FailedPrecondition | Code::InvalidArgument
+            ),
+            "{notation}: {refused:?}"
+        );
+        assert_eq!(
+            get_game(&mut client, &g).await,
+            g.game,
+            "{notation} changed the game"
+        );
+    }
+}
