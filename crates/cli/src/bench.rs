@@ -1,6 +1,8 @@
-//! `bgctl bench load`: Move throughput of a running server, measured side
-//! by side with the same server's health check, and how long each Roll and
-//! Move call took.
+//! `bgctl bench load`: Move throughput of a running server (or of several
+//! replicas, the games spread over them), measured side by side with the
+//! same servers' health check, and how long each Roll and Move call took.
+//! `bgctl bench watch`: how soon a watcher hears of an action, on the same
+//! server or on another replica.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,12 +118,29 @@ async fn check_health(
     Ok(())
 }
 
-pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> Result<()> {
-    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())?
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .with_context(|| format!("connecting to {addr}"))?;
+/// A channel to each address (several: replicas of one service).
+async fn channels(addrs: &[String]) -> Result<Vec<Channel>> {
+    let mut channels = Vec::new();
+    for addr in addrs {
+        let channel = tonic::transport::Endpoint::from_shared(addr.to_string())?
+            .tcp_nodelay(true)
+            .connect()
+            .await
+            .with_context(|| format!("connecting to {addr}"))?;
+        channels.push(channel);
+    }
+    anyhow::ensure!(!channels.is_empty(), "no server address given");
+    Ok(channels)
+}
+
+/// Worker `i`'s server when there are several: round-robin, so the games
+/// (and the health checks) are spread evenly.
+fn nth(channels: &[Channel], i: usize) -> Channel {
+    channels[i % channels.len()].clone()
+}
+
+pub async fn load(addrs: &[String], concurrency: usize, games: u64, seconds: f64) -> Result<()> {
+    let channels = channels(addrs).await?;
     let duration = Duration::from_secs_f64(seconds);
 
     let moves = Arc::new(AtomicU64::new(0));
@@ -129,9 +148,9 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
     let start = Instant::now();
     let deadline = start + duration;
     let workers: Vec<_> = (0..concurrency.max(1))
-        .map(|_| {
+        .map(|i| {
             tokio::spawn(play_games(
-                GameServiceClient::new(channel.clone()),
+                GameServiceClient::new(nth(&channels, i)),
                 deadline,
                 games_left.clone(),
                 moves.clone(),
@@ -149,9 +168,9 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
     let start = Instant::now();
     let deadline = start + duration;
     let workers: Vec<_> = (0..concurrency.max(1))
-        .map(|_| {
+        .map(|i| {
             tokio::spawn(check_health(
-                HealthClient::new(channel.clone()),
+                HealthClient::new(nth(&channels, i)),
                 deadline,
                 checks.clone(),
             ))
@@ -163,7 +182,8 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
     let health_rps = checks.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
 
     println!(
-        "concurrency={concurrency} seconds={seconds} moves={} health_checks={}",
+        "servers={} concurrency={concurrency} seconds={seconds} moves={} health_checks={}",
+        channels.len(),
         moves.load(Ordering::Relaxed),
         checks.load(Ordering::Relaxed)
     );
@@ -179,6 +199,127 @@ pub async fn load(addr: &str, concurrency: usize, games: u64, seconds: f64) -> R
         move_rps / health_rps.max(f64::MIN_POSITIVE)
     );
     Ok(())
+}
+
+/// `bgctl bench watch`: plays a long match on the first server and
+/// watches it on the last one; for each action, the time from its answer
+/// to the watcher's update of that version.
+pub async fn watch(addrs: &[String], actions: usize) -> Result<()> {
+    let channels = channels(addrs).await?;
+    let mut player = GameServiceClient::new(channels[0].clone());
+    let mut watcher = GameServiceClient::new(channels[channels.len() - 1].clone());
+    let mut delays = Vec::with_capacity(actions);
+    let mut updates = None;
+    let mut game: Option<(pb::Game, [String; 2])> = None;
+    let mut n = 0usize;
+    while delays.len() < actions {
+        let (current, tokens) = match game.take() {
+            Some((current, tokens)) if current.phase != pb::Phase::MatchOver as i32 => {
+                (current, tokens)
+            }
+            _ => {
+                let created = player
+                    .new_game(pb::NewGameRequest {
+                        variant: "standard".into(),
+                        settings: Some(pb::MatchSettings {
+                            match_length: 25,
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    })
+                    .await
+                    .map_err(explain)?
+                    .into_inner();
+                let current = created.game.context("NewGame returned no game")?;
+                let stream = watcher
+                    .watch_game(pb::WatchGameRequest {
+                        game_id: current.game_id.clone(),
+                        from_version: current.version,
+                    })
+                    .await
+                    .map_err(explain)?
+                    .into_inner();
+                updates = Some(stream);
+                (current, [created.white_token, created.black_token])
+            }
+        };
+        n += 1;
+        let next = next_action(&mut player, &current, &tokens, n).await?;
+        let answered = Instant::now();
+        let stream = updates.as_mut().context("no watch stream")?;
+        loop {
+            let update = stream
+                .message()
+                .await
+                .map_err(explain)?
+                .context("the watch stream ended")?;
+            if update.version >= next.version {
+                break;
+            }
+        }
+        delays.push(answered.elapsed());
+        game = Some((next, tokens));
+    }
+    delays.sort_unstable();
+    println!(
+        "servers={} actions={} watch_delay_ms p50={:.3} p90={:.3} p99={:.3} max={:.3}",
+        channels.len(),
+        delays.len(),
+        quantile_ms(&delays, 0.5),
+        quantile_ms(&delays, 0.9),
+        quantile_ms(&delays, 0.99),
+        quantile_ms(&delays, 1.0),
+    );
+    Ok(())
+}
+
+/// The next action of the seat to act (a roll, or a legal play; a cube
+/// offered is taken), answered.
+async fn next_action(
+    client: &mut GameServiceClient<Channel>,
+    game: &pb::Game,
+    tokens: &[String; 2],
+    n: usize,
+) -> Result<pb::Game> {
+    let token = match pb::Seat::try_from(game.to_act) {
+        Ok(pb::Seat::White) => &tokens[0],
+        Ok(pb::Seat::Black) => &tokens[1],
+        _ => anyhow::bail!("nobody is to act in game {}", game.game_id),
+    };
+    let game_id = game.game_id.clone();
+    let expected_version = game.version;
+    let answer = match pb::Phase::try_from(game.phase) {
+        Ok(pb::Phase::Roll) => {
+            let request = pb::RollRequest {
+                game_id,
+                expected_version,
+                request_id: String::new(),
+            };
+            client.roll(authorized(request, token)?).await
+        }
+        Ok(pb::Phase::Move) => {
+            let plays = &game.legal_plays;
+            let request = pb::MoveRequest {
+                game_id,
+                expected_version,
+                request_id: String::new(),
+                notation: plays[n % plays.len()].notation.clone(),
+                moves: Vec::new(),
+            };
+            client.r#move(authorized(request, token)?).await
+        }
+        Ok(pb::Phase::CubeOffered) => {
+            let request = pb::DoubleRequest {
+                game_id,
+                expected_version,
+                request_id: String::new(),
+                action: pb::DoubleAction::Take as i32,
+            };
+            client.double(authorized(request, token)?).await
+        }
+        phase => anyhow::bail!("game {} waits in phase {phase:?}", game.game_id),
+    };
+    Ok(answer.map_err(explain)?.into_inner())
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@ use client::{Tokens, authorized, connect, explain, render};
     about = "Backgammon service client and offline tools"
 )]
 struct Cli {
-    /// Server address.
+    /// Server address (`bench load` and `bench watch` take several,
+    /// comma-separated: replicas of one service).
     #[arg(
         long,
         global = true,
@@ -194,7 +195,9 @@ enum Bench {
     },
     /// Plays complete games against a running server, then calls
     /// grpc.health.v1/Check the same way; last line
-    /// `move_rps=<x> health_rps=<y> ratio=<x/y>`.
+    /// `move_rps=<x> health_rps=<y> ratio=<x/y>`. With `--addr A,B,...`
+    /// (replicas of one service), the games and checks are spread over
+    /// them.
     Load {
         /// Games played at once (one worker each).
         #[arg(long, default_value_t = 8)]
@@ -205,6 +208,14 @@ enum Bench {
         /// Seconds for each of the two measurements.
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
+    },
+    /// Plays a match on the first `--addr` and watches it on the last one
+    /// (`--addr A,B`: two replicas); prints the delay from each action's
+    /// answer to the watcher's update, `watch_delay_ms p50=.. p99=..`.
+    Watch {
+        /// Actions to time.
+        #[arg(long, default_value_t = 500)]
+        actions: usize,
     },
 }
 
@@ -228,12 +239,37 @@ fn main() -> Result<()> {
                     repeat,
                 },
         } => offline::bench_movegen(&cli.plugin_dir, &variant, &corpus, repeat),
+        Command::Bench {
+            bench:
+                Bench::Load {
+                    concurrency,
+                    games,
+                    seconds,
+                },
+        } => tokio::runtime::Runtime::new()?.block_on(bench::load(
+            &addresses(&cli.addr),
+            concurrency,
+            games,
+            seconds,
+        )),
+        Command::Bench {
+            bench: Bench::Watch { actions },
+        } => tokio::runtime::Runtime::new()?.block_on(bench::watch(&addresses(&cli.addr), actions)),
         online => {
             let runtime = tokio::runtime::Runtime::new()?;
             let tokens = cli.tokens.clone().unwrap_or_else(Tokens::default_path);
             runtime.block_on(run_online(&cli.addr, &tokens, online))
         }
     }
+}
+
+/// `--addr A,B,...`: the benchmarks take several servers.
+fn addresses(addr: &str) -> Vec<String> {
+    addr.split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command) -> Result<()> {
@@ -332,16 +368,6 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                     print!("{}", render(game));
                 }
             }
-        }
-        Command::Bench {
-            bench:
-                Bench::Load {
-                    concurrency,
-                    games,
-                    seconds,
-                },
-        } => {
-            bench::load(addr, concurrency, games, seconds).await?;
         }
         action => {
             let (game_id, seat) = match &action {

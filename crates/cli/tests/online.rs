@@ -20,6 +20,11 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::start_on(bg_server::Database::Sqlite(None), None)
+    }
+
+    /// A server on this database, with this token key file.
+    fn start_on(database: bg_server::Database, token_key_file: Option<&Path>) -> Server {
         let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
         let data = tempfile::tempdir().unwrap();
         // A free port: bound, read, released for the server to take.
@@ -31,6 +36,8 @@ impl Server {
             listen,
             plugin_dirs: vec![plugins.path().to_path_buf()],
             data_dir: data.path().to_path_buf(),
+            database,
+            token_key_file: token_key_file.map(Path::to_path_buf),
             durability: bg_store::Durability::Full,
             plugin_scan_interval: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(5),
@@ -178,4 +185,38 @@ fn a_match_can_start_from_a_gnubg_position_id() {
     assert!(!refused.status.success());
     let error = String::from_utf8_lossy(&refused.stderr);
     assert!(error.contains("not a gnubg Position ID"), "{error}");
+}
+
+/// `bench load` and `bench watch` over two replicas on one PostgreSQL (a
+/// private cluster; skipped, saying so, where PostgreSQL is missing).
+#[test]
+fn the_benchmarks_spread_over_replicas_given_as_several_addresses() {
+    let Some(cluster) = bg_tests::postgres::PgCluster::start() else {
+        return;
+    };
+    let url = cluster.create_database("bench_replicas");
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("token.key");
+    std::fs::write(&key, [3u8; 32]).unwrap();
+    let replicas =
+        [0, 1].map(|_| Server::start_on(bg_server::Database::Postgres(url.clone()), Some(&key)));
+    let addrs = format!("{},{}", replicas[0].addr, replicas[1].addr);
+    let bench = |args: &[&str]| {
+        ok(Command::new(env!("CARGO_BIN_EXE_bgctl"))
+            .args(["--addr", &addrs, "bench"])
+            .args(args)
+            .output()
+            .unwrap())
+    };
+    let load = bench(&["load", "--concurrency", "4", "--seconds", "0.5"]);
+    assert!(load.starts_with("servers=2 concurrency=4"), "{load}");
+    assert!(
+        load.lines().last().unwrap().starts_with("move_rps="),
+        "{load}"
+    );
+    let watch = bench(&["watch", "--actions", "30"]);
+    assert!(
+        watch.starts_with("servers=2 actions=30 watch_delay_ms p50="),
+        "{watch}"
+    );
 }

@@ -70,51 +70,80 @@ impl DataDir {
     pub fn key_file(&self) -> PathBuf {
         self.path.join("server.key")
     }
+}
 
-    /// Refuses a key whose database is gone: a missing or empty games.db
-    /// beside an existing server.key means the database was lost.
-    pub fn check_database_present(&self) -> anyhow::Result<()> {
-        let database = self.database();
-        let empty = std::fs::metadata(&database).map_or(true, |m| m.len() == 0);
-        if empty && self.key_file().exists() {
-            bail!(
-                "{} is missing or empty, yet {} exists: the games database was lost. Restore games.db from a backup (with the server.key taken with it); to start afresh with no games, move server.key away",
-                database.display(),
-                self.key_file().display()
-            );
-        }
-        Ok(())
+/// Refuses a key whose database is gone: a missing or empty SQLite file
+/// beside an existing key means the database was lost.
+pub fn check_database_present(database: &Path, key_file: &Path) -> anyhow::Result<()> {
+    let empty = std::fs::metadata(database).map_or(true, |m| m.len() == 0);
+    if empty && key_file.exists() {
+        bail!(
+            "{} is missing or empty, yet {} exists: the games database was lost. Restore games.db from a backup (with the server.key taken with it); to start afresh with no games, move server.key away",
+            database.display(),
+            key_file.display()
+        );
     }
+    Ok(())
+}
 
-    /// The token key, checked against the database: created on first use;
-    /// refused when the database holds games and the key is missing or not
-    /// the one their tokens were made with.
-    pub async fn token_key(&self, store: &impl GameStore) -> anyhow::Result<[u8; 32]> {
-        let path = self.key_file();
-        let holds_games = store.holds_games().await?;
-        let recorded = store.setting(TOKEN_KEY_FINGERPRINT).await?;
-        let key = match read_key(&path)? {
-            Some(key) => key,
-            None if holds_games => bail!(
-                "{} is missing, but the database holds games whose seat tokens derive from it: restore the server.key that was kept with games.db (backgammond refuses to make a new key, which would make every token fail)",
-                path.display()
-            ),
-            None => create_key(&path)?,
-        };
-        let fingerprint = fingerprint(&key);
-        match recorded {
-            Some(recorded) if recorded == fingerprint => {}
-            Some(_) if holds_games => bail!(
-                "{} is not the key this database's games were made with (its fingerprint differs): restore the server.key that was kept with games.db",
-                path.display()
-            ),
-            _ => store
-                .set_setting(TOKEN_KEY_FINGERPRINT, &fingerprint)
-                .await
-                .context("recording the token key's fingerprint")?,
-        }
-        Ok(key)
+/// The token key in `path`, checked against the database.
+///
+/// A store of this process alone (SQLite): the key is created on first
+/// use, and refused when the database holds games and the key is missing
+/// or not the one their tokens were made with.
+///
+/// A shared store (PostgreSQL, several replicas): every replica must use
+/// the same key, so it is never created here (a missing file stops the
+/// server), and its fingerprint must be the one the database recorded
+/// first (the first replica ever started records it).
+pub async fn token_key(path: &Path, store: &impl GameStore) -> anyhow::Result<[u8; 32]> {
+    if store.shared() {
+        return shared_token_key(path, store).await;
     }
+    let holds_games = store.holds_games().await?;
+    let recorded = store.setting(TOKEN_KEY_FINGERPRINT).await?;
+    let key = match read_key(path)? {
+        Some(key) => key,
+        None if holds_games => bail!(
+            "{} is missing, but the database holds games whose seat tokens derive from it: restore the server.key that was kept with games.db (backgammond refuses to make a new key, which would make every token fail)",
+            path.display()
+        ),
+        None => create_key(path)?,
+    };
+    let fingerprint = fingerprint(&key);
+    match recorded {
+        Some(recorded) if recorded == fingerprint => {}
+        Some(_) if holds_games => bail!(
+            "{} is not the key this database's games were made with (its fingerprint differs): restore the server.key that was kept with games.db",
+            path.display()
+        ),
+        _ => store
+            .set_setting(TOKEN_KEY_FINGERPRINT, &fingerprint)
+            .await
+            .context("recording the token key's fingerprint")?,
+    }
+    Ok(key)
+}
+
+async fn shared_token_key(path: &Path, store: &impl GameStore) -> anyhow::Result<[u8; 32]> {
+    let Some(key) = read_key(path)? else {
+        bail!(
+            "the seat-token key file {} does not exist. With a PostgreSQL database every replica must derive seat tokens from the same key: create one once (`backgammond token-key FILE`), give the same file to every replica with --token-key-file (or BACKGAMMON_TOKEN_KEY_FILE), and keep it with your database backups",
+            path.display()
+        );
+    };
+    let fingerprint = fingerprint(&key);
+    let recorded = store
+        .claim_setting(TOKEN_KEY_FINGERPRINT, &fingerprint)
+        .await
+        .context("recording the token key's fingerprint")?;
+    if recorded != fingerprint {
+        bail!(
+            "{} is not the key this database's servers use (its fingerprint differs from the one the database recorded): give every replica the same --token-key-file",
+            path.display()
+        );
+    }
+    Ok(key)
 }
 
 /// SHA-256 of the key, with a label: names the key, reveals nothing of it.
@@ -140,7 +169,7 @@ fn read_key(path: &Path) -> anyhow::Result<Option<[u8; 32]>> {
 
 /// A new random key, written whole (temporary file, fsync, rename), readable
 /// by its owner only.
-fn create_key(path: &Path) -> anyhow::Result<[u8; 32]> {
+pub fn create_key(path: &Path) -> anyhow::Result<[u8; 32]> {
     use rand::Rng;
     let key: [u8; 32] = rand::rng().random();
     write_key(path, &key)?;

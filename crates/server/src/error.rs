@@ -95,6 +95,14 @@ impl ApiError {
                 .with("stored", stored)
             }
             StoreError::Corrupt(what) => ApiError::data_loss(what),
+            StoreError::Unreachable(why) => {
+                tracing::warn!(error = %why, "the database is unreachable");
+                ApiError::new(
+                    Code::Unavailable,
+                    "DATABASE_UNREACHABLE",
+                    "the database cannot be reached (down or restarting): nothing was read or changed; retry later",
+                )
+            }
             other => {
                 tracing::error!(error = %other, "storage error");
                 ApiError::new(

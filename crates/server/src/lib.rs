@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use bg_api::v1::game_service_server::GameServiceServer;
 use bg_plugin_host::PluginHost;
-use bg_store::{Durability, GameStore, SqliteStore};
+use bg_store::{Durability, GameStore, PgStore, SqliteStore};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::transport::Server;
@@ -33,6 +33,56 @@ use crate::data_dir::DataDir;
 /// Requests larger than this are refused: game messages are small.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
+/// Where the games are stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file, owned by this server alone (`None`: `games.db` in
+    /// the data folder). The default.
+    Sqlite(Option<PathBuf>),
+    /// A PostgreSQL database (`postgres://...`), which several servers
+    /// (replicas) may share.
+    Postgres(String),
+}
+
+impl std::str::FromStr for Database {
+    type Err = String;
+
+    /// `sqlite:PATH` (or `sqlite://PATH`), or `postgres://...` (also
+    /// `postgresql://...`).
+    fn from_str(url: &str) -> Result<Database, String> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Database::Postgres(url.to_string()));
+        }
+        if let Some(path) = url.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err(
+                    "sqlite: needs a file path, as in sqlite:/var/lib/backgammon/games.db".into(),
+                );
+            }
+            return Ok(Database::Sqlite(Some(PathBuf::from(path))));
+        }
+        Err(format!(
+            "{:?} is not a database URL: give sqlite:PATH or postgres://USER@HOST/DATABASE",
+            redacted(url)
+        ))
+    }
+}
+
+/// A database URL with its password, if any, hidden (for messages).
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.rsplit_once('@') {
+        Some((credentials, host)) => match credentials.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
 /// How the server is set up.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -40,6 +90,9 @@ pub struct Config {
     /// Plugin folders, searched in order (the first wins a name clash).
     pub plugin_dirs: Vec<PathBuf>,
     pub data_dir: PathBuf,
+    pub database: Database,
+    /// The seat-token key (None: `server.key` in the data folder).
+    pub token_key_file: Option<PathBuf>,
     pub durability: Durability,
     /// How often the plugin folder is scanned for new plugins.
     pub plugin_scan_interval: Duration,
@@ -54,21 +107,62 @@ pub struct Config {
 
 /// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
 /// calls in flight finish, then returns.
+///
+/// On SQLite the server takes the data folder's lock (one server per
+/// file); on PostgreSQL it takes none (replicas share the database, each
+/// with a data folder of its own, or none).
 pub async fn run(
     config: Config,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    match config.database.clone() {
+        Database::Sqlite(path) => {
+            let data = DataDir::lock(&config.data_dir)?;
+            let database = path.unwrap_or_else(|| data.database());
+            let key_file = config
+                .token_key_file
+                .clone()
+                .unwrap_or_else(|| data.key_file());
+            data_dir::check_database_present(&database, &key_file)?;
+            let store = SqliteStore::open(&database, config.durability)
+                .await
+                .with_context(|| format!("opening {}", database.display()))?;
+            let secret = data_dir::token_key(&key_file, &store).await?;
+            tracing::info!(database = %database.display(), "games stored in SQLite");
+            let served = serve(config, store, secret, shutdown).await;
+            drop(data);
+            served
+        }
+        Database::Postgres(url) => {
+            let key_file = config
+                .token_key_file
+                .clone()
+                .unwrap_or_else(|| config.data_dir.join("server.key"));
+            if config.durability != Durability::Full {
+                tracing::warn!(
+                    "--durability applies to SQLite; on PostgreSQL its synchronous_commit setting decides"
+                );
+            }
+            let store = PgStore::connect(&url)
+                .await
+                .with_context(|| format!("connecting to {}", redacted(&url)))?;
+            let secret = data_dir::token_key(&key_file, &store).await?;
+            tracing::info!(database = %redacted(&url), "games stored in PostgreSQL (replicas may share it)");
+            serve(config, store, secret, shutdown).await
+        }
+    }
+}
+
+/// Serves the games in `store` until `shutdown` resolves.
+async fn serve<S: GameStore>(
+    config: Config,
+    store: S,
+    secret: [u8; 32],
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let (reporter, health_service) = tonic_health::server::health_reporter();
     let health = Arc::new(Health::new(reporter));
     health.set(ServingStatus::NotServing).await;
-
-    let data = DataDir::lock(&config.data_dir)?;
-    data.check_database_present()?;
-    let database = data.database();
-    let store = SqliteStore::open(&database, config.durability)
-        .await
-        .with_context(|| format!("opening {}", database.display()))?;
-    let secret = data.token_key(&store).await?;
     let plugins = Arc::new(PluginHost::with_dirs(config.plugin_dirs.clone()));
     let report = plugins.scan().context("loading plugins")?;
     if let Some(folder) = report.unreadable.first() {
@@ -97,7 +191,12 @@ pub async fn run(
     }
     let writable = store.writable();
     let closing = store.clone();
+    let changes = store.changes();
     let games = Arc::new(games::Games::new(store, secret, plugins, stop_rx.clone()));
+    if let Some(changes) = changes {
+        // Another server's commits reach this server's watchers.
+        tokio::spawn(games.clone().follow_changes(changes, stop_rx.clone()));
+    }
     let idle = config.idle_eviction;
     let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     let held = games.clone();
@@ -164,8 +263,8 @@ pub async fn run(
         served = serving => served.context("serving")?,
         _ = deadline => tracing::warn!(?grace, "calls still open after the grace period; stopping anyway"),
     }
-    // The log copied into the database file: games.db alone then holds
-    // every game (a copy of it is a backup).
+    // SQLite: the log copied into the database file, so games.db alone
+    // then holds every game (a copy of it is a backup).
     if tokio::time::timeout(STORE_CLOSE_TIMEOUT, closing.close())
         .await
         .is_err()
@@ -222,10 +321,7 @@ impl Health {
     async fn report(&self, status: ServingStatus) {
         self.reporter.set_service_status("", status).await;
         self.reporter
-            .set_service_status(
-                <GameServiceServer<service::Service<SqliteStore>> as tonic::server::NamedService>::NAME,
-                status,
-            )
+            .set_service_status(bg_api::v1::game_service_server::SERVICE_NAME, status)
             .await;
     }
 }
@@ -308,5 +404,39 @@ async fn rescan_plugins(plugins: Arc<PluginHost>) {
         }
         Ok(Err(e)) => tracing::warn!(error = %e, "plugin scan skipped"),
         Err(e) => tracing::error!(error = %e, "plugin scan failed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_url_names_sqlite_or_postgresql() {
+        assert_eq!(
+            "sqlite:/var/lib/games.db".parse(),
+            Ok(Database::Sqlite(Some("/var/lib/games.db".into())))
+        );
+        assert_eq!(
+            "sqlite://games.db".parse(),
+            Ok(Database::Sqlite(Some("games.db".into())))
+        );
+        for url in ["postgres://u@db/bg", "postgresql://u:p@db:5433/bg"] {
+            assert_eq!(url.parse(), Ok(Database::Postgres(url.into())));
+        }
+        for refused in ["sqlite:", "mysql://db/bg", "games.db", ""] {
+            assert!(refused.parse::<Database>().is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn a_password_never_shows_in_messages() {
+        assert_eq!(
+            redacted("postgres://bg:s3cret@db:5432/games"),
+            "postgres://bg:***@db:5432/games"
+        );
+        assert_eq!(redacted("postgres://bg@db/games"), "postgres://bg@db/games");
+        let refused = "mysql://bg:s3cret@db/x".parse::<Database>().unwrap_err();
+        assert!(!refused.contains("s3cret"), "{refused}");
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
-use bg_server::{Config, run};
+use bg_server::{Config, Database, run};
 use bg_store::Durability;
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -33,7 +33,17 @@ struct Cli {
     /// Folder for the games database (created if missing).
     #[arg(long, env = "BACKGAMMON_DATA_DIR", default_value = "data")]
     data_dir: PathBuf,
-    /// `full`: every answered action survives a power cut; `normal`: it
+    /// Where games are stored: `sqlite:PATH`, or `postgres://...` for a
+    /// database several servers (replicas) share. Default: games.db in
+    /// the data folder.
+    #[arg(long, env = "BACKGAMMON_DATABASE_URL", value_parser = database, hide_env_values = true)]
+    database: Option<Database>,
+    /// The key seat tokens derive from (32 bytes). Default: server.key in
+    /// the data folder, created on first use with SQLite. With PostgreSQL
+    /// it must exist, and be the same file on every replica.
+    #[arg(long, env = "BACKGAMMON_TOKEN_KEY_FILE")]
+    token_key_file: Option<PathBuf>,
+    /// SQLite: `full`: every answered action survives a power cut; `normal`: it
     /// survives a killed process.
     #[arg(long, env = "BACKGAMMON_DURABILITY", value_enum, default_value_t = DurabilityArg::Full)]
     durability: DurabilityArg,
@@ -71,6 +81,12 @@ enum Sub {
     /// Exits 0 if the server at --listen reports SERVING, 1 otherwise (for
     /// container health checks).
     Healthcheck,
+    /// Creates a new seat-token key file (for replicas on PostgreSQL,
+    /// which must all use the same one); refuses to overwrite a file.
+    TokenKey {
+        /// The file to create.
+        file: PathBuf,
+    },
     /// Copies the data folder (--data-dir) into a new folder, consistently,
     /// while a server may go on using it: the database, compacted, and
     /// its server.key. To restore, start a server on the copy.
@@ -130,7 +146,26 @@ fn main() -> Result<()> {
             let serving = runtime.block_on(healthcheck(cli.listen));
             std::process::exit(if serving { 0 } else { 1 });
         }
+        Some(Sub::TokenKey { file }) => {
+            if file.exists() {
+                anyhow::bail!(
+                    "{} exists already: a key in use must not be replaced",
+                    file.display()
+                );
+            }
+            bg_server::data_dir::create_key(&file)?;
+            println!(
+                "created {} (give the same file to every replica)",
+                file.display()
+            );
+            Ok(())
+        }
         Some(Sub::Backup { target }) => {
+            if let Some(Database::Postgres(_)) = cli.database {
+                anyhow::bail!(
+                    "backup copies a SQLite data folder; back a PostgreSQL database up with pg_dump (and keep the token key file with it)"
+                );
+            }
             runtime.block_on(bg_server::data_dir::backup(&cli.data_dir, &target))?;
             println!(
                 "backed up {} into {} (games.db and server.key)",
@@ -144,6 +179,8 @@ fn main() -> Result<()> {
                 listen: cli.listen,
                 plugin_dirs: cli.plugin_dir,
                 data_dir: cli.data_dir,
+                database: cli.database.unwrap_or(Database::Sqlite(None)),
+                token_key_file: cli.token_key_file,
                 durability: match cli.durability {
                     DurabilityArg::Full => Durability::Full,
                     DurabilityArg::Normal => Durability::Normal,
@@ -159,6 +196,10 @@ fn main() -> Result<()> {
             runtime.block_on(run(config, termination()))
         }
     }
+}
+
+fn database(url: &str) -> Result<Database, String> {
+    url.parse()
 }
 
 /// A number of seconds: finite and not negative.

@@ -335,3 +335,56 @@ async fn the_container_stops_cleanly_on_sigterm_within_the_grace_period() {
     assert!(status.message().contains("shutting down"), "{status:?}");
     assert!(at - started < took, "the stream ended before the process");
 }
+
+/// Two server containers on one PostgreSQL (a private cluster on the
+/// host's loopback; the containers share the host's network to reach
+/// it), with one token key: a game started on one is played on both, a
+/// move to each in turn, and each shows the same game.
+#[tokio::test]
+async fn one_game_is_played_across_two_server_containers_sharing_one_postgresql() {
+    let Some(image) = server() else { return };
+    let Some(cluster) = bg_tests::postgres::PgCluster::start() else {
+        return;
+    };
+    let url = cluster.create_database("containers");
+    let keys = shared_dir();
+    let key = keys.path().join("token.key");
+    std::fs::write(&key, rand::random::<[u8; 32]>()).unwrap();
+    let replica = || {
+        image
+            .clone()
+            .with_database_url(url.clone())
+            .with_token_key_file(&key)
+            .with_host_network()
+            .start()
+    };
+    let (a, b) = tokio::join!(replica(), replica());
+    let (a, b) = (
+        a.expect("first container starts"),
+        b.expect("second container starts"),
+    );
+    let mut clients = [a.client().await.unwrap(), b.client().await.unwrap()];
+    let mut g = variant_match(
+        &mut clients[0],
+        "standard",
+        pb::MatchSettings {
+            match_length: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut rng = StdRng::seed_from_u64(14);
+    let mut actions = 0;
+    while g.game.phase != pb::Phase::MatchOver as i32 {
+        step(&mut clients[actions % 2], &mut g, &mut rng).await;
+        actions += 1;
+        assert!(actions < 5_000, "the match ends");
+    }
+    for client in &mut clients {
+        assert_eq!(
+            get_game(client, &g).await,
+            g.game,
+            "both show the game as played"
+        );
+    }
+}

@@ -22,13 +22,6 @@ use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 use tonic_types::StatusExt;
 
-/// An action sent, kept to be sent again after the restart.
-#[derive(Clone, Debug)]
-enum Sent {
-    Roll(pb::RollRequest),
-    Move(pb::MoveRequest),
-}
-
 /// What the clients know of each game: the last version they were told
 /// of, and whether an action with an unknown outcome followed it.
 #[derive(Default)]
@@ -39,39 +32,6 @@ struct Ledger {
     known: HashMap<String, (u64, bool)>,
     failures: usize,
     unknown: usize,
-}
-
-async fn send(client: &mut Client, sent: &Sent, token: &str) -> Result<pb::Game, Status> {
-    match sent {
-        Sent::Roll(r) => client.roll(with_token(r.clone(), token)).await,
-        Sent::Move(m) => client.r#move(with_token(m.clone(), token)).await,
-    }
-    .map(|r| r.into_inner())
-}
-
-/// The next action of a game (a roll, or a random legal play), with a
-/// request id of its own.
-fn next_action(game: &pb::Game, rng: &mut StdRng) -> Option<Sent> {
-    let request_id = format!("{:032x}", rng.random::<u128>());
-    match pb::Phase::try_from(game.phase).ok()? {
-        pb::Phase::Roll => Some(Sent::Roll(pb::RollRequest {
-            game_id: game.game_id.clone(),
-            expected_version: game.version,
-            request_id,
-        })),
-        pb::Phase::Move => {
-            let plays = &game.legal_plays;
-            let play = &plays[rng.random_range(0..plays.len())];
-            Some(Sent::Move(pb::MoveRequest {
-                game_id: game.game_id.clone(),
-                expected_version: game.version,
-                request_id,
-                notation: play.notation.clone(),
-                moves: Vec::new(),
-            }))
-        }
-        _ => None,
-    }
 }
 
 /// Plays `actions` actions over `games`, round-robin, each with a request
@@ -106,7 +66,7 @@ async fn play(
         }
         let i = n % games.len();
         let g = &mut games[i];
-        let Some(sent) = next_action(&g.game, rng) else {
+        let Some(sent) = next_action(&g.game, rng, false) else {
             continue;
         };
         let token = g.to_act_token().to_string();
@@ -267,23 +227,11 @@ async fn nothing_acknowledged_is_lost(mut fixture: Fixture, fault: &mut dyn Faul
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     for (game_id, versions) in &heard {
-        let stored: Vec<(u64, Vec<pb::GameEvent>)> = {
-            let mut stream = client
-                .watch_game(pb::WatchGameRequest {
-                    game_id: game_id.clone(),
-                    from_version: 0,
-                })
-                .await
-                .unwrap()
-                .into_inner();
-            let mut all = Vec::new();
-            while let Ok(Ok(Some(update))) =
-                tokio::time::timeout(Duration::from_millis(300), stream.message()).await
-            {
-                all.push((update.version, update.events));
-            }
-            all
-        };
+        let stored: Vec<(u64, Vec<pb::GameEvent>)> = stored_history(&mut client, game_id)
+            .await
+            .into_iter()
+            .map(|update| (update.version, update.events))
+            .collect();
         for (version, events) in versions {
             let kept = stored.iter().find(|(v, _)| v == version);
             assert_eq!(

@@ -21,14 +21,22 @@
 //! the writer checks now and then for room (free space, and a small write
 //! of its own) and reports `true` again once there is.
 //!
+//! Two stores implement it: [`SqliteStore`], one file owned by one
+//! process (the embedded default), and [`PgStore`], one PostgreSQL
+//! database shared by several server processes (replicas), which also
+//! tells each of them of the others' commits ([`GameStore::changes`]).
+//!
 //! This crate owns the schema and the SQL. It never interprets what it
 //! stores: states and events are opaque text and bytes from the server.
 
+mod postgres;
+mod rows;
 mod sqlite;
 
 use std::future::Future;
 use std::time::SystemTime;
 
+pub use postgres::PgStore;
 pub use sqlite::{Durability, SqliteStore};
 
 /// A game's snapshot row.
@@ -96,6 +104,10 @@ pub enum StoreError {
     /// A read failed.
     #[error("storage failed: {0}")]
     Database(#[from] sqlx::Error),
+    /// The database cannot be reached (a database server that is down or
+    /// restarting): nothing was read or written; retry later.
+    #[error("the database is unreachable: {0}")]
+    Unreachable(String),
     /// A write failed in the storage itself.
     #[error("storage write failed ({applied}): {message}")]
     WriteFailed { message: String, applied: Applied },
@@ -129,8 +141,39 @@ impl std::fmt::Display for Applied {
     }
 }
 
+/// A commit seen by the store, made by this process or another one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A game reached `version`.
+    Game { game_id: String, version: u64 },
+    /// Notices may have been lost (the listening connection was lost and
+    /// is back): whoever follows games must read their versions again.
+    Resync,
+}
+
 /// Where games are kept.
-pub trait GameStore: Send + Sync + 'static {
+pub trait GameStore: Clone + Send + Sync + 'static {
+    /// Whether other processes (replicas) may write the same games: a
+    /// copy of a game in memory may then be out of date at any time.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Commits of every process using the store, as they become durable,
+    /// for a shared store (none for a store only this process writes).
+    /// A notice may come late, or be lost and then followed by
+    /// [`Change::Resync`]; it never comes before its commit is visible.
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Change>> {
+        None
+    }
+
+    /// The version a game is stored at, if it exists (cheaper than
+    /// [`load`](Self::load)).
+    fn version(
+        &self,
+        game_id: &str,
+    ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
+
     /// `true` while writes succeed, `false` from a failed write until the
     /// store has written again (it tries by itself).
     fn writable(&self) -> tokio::sync::watch::Receiver<bool>;
@@ -189,6 +232,15 @@ pub trait GameStore: Send + Sync + 'static {
         name: &str,
         value: &[u8],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Records a setting unless one is recorded already, and returns the
+    /// one recorded: of several servers starting at once, the first wins
+    /// and the others learn its value.
+    fn claim_setting(
+        &self,
+        name: &str,
+        value: &[u8],
+    ) -> impl Future<Output = Result<Vec<u8>, StoreError>> + Send;
 
     /// Forgets the request ids of actions recorded before `before`;
     /// returns how many. A retry that comes later is judged afresh, and its

@@ -6,11 +6,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteRow, SqliteSynchronous,
+    SqliteSynchronous,
 };
-use sqlx::{Connection, QueryBuilder, Row, Sqlite};
+use sqlx::{Connection, QueryBuilder, Sqlite};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::rows::{column, game_record, logged_events, request_record, stored_version};
 use crate::{
     Applied, EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError,
 };
@@ -889,43 +890,6 @@ fn duplicate(e: sqlx::Error) -> StoreError {
     }
 }
 
-/// A column of a stored row, or [`StoreError::Corrupt`] naming the row and
-/// column when its bytes are not what was written (never a panic).
-fn column<'r, T>(row: &'r SqliteRow, name: &str, what: &str) -> Result<T, StoreError>
-where
-    T: sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
-{
-    row.try_get(name)
-        .map_err(|e| StoreError::Corrupt(format!("{what}, column {name}: {e}")))
-}
-
-/// A stored version: at least 1.
-fn stored_version(row: &SqliteRow, what: &str) -> Result<u64, StoreError> {
-    let version: i64 = column(row, "version", what)?;
-    u64::try_from(version)
-        .ok()
-        .filter(|&v| v >= 1)
-        .ok_or_else(|| StoreError::Corrupt(format!("{what}: version {version} is not a version")))
-}
-
-fn game_record(row: &SqliteRow, game_id: &str) -> Result<GameRecord, StoreError> {
-    let what = format!("game {game_id}");
-    let what = what.as_str();
-    Ok(GameRecord {
-        game_id: column(row, "game_id", what)?,
-        variant: column(row, "variant", what)?,
-        variant_version: column(row, "variant_version", what)?,
-        options: column(row, "options", what)?,
-        version: stored_version(row, what)?,
-        state: column(row, "state", what)?,
-        token_hashes: [
-            column(row, "white_token_hash", what)?,
-            column(row, "black_token_hash", what)?,
-        ],
-        start_board: column(row, "start_board", what)?,
-    })
-}
-
 impl GameStore for SqliteStore {
     fn writable(&self) -> watch::Receiver<bool> {
         self.writable.clone()
@@ -951,6 +915,15 @@ impl GameStore for SqliteStore {
             request: request.cloned(),
         })
         .await
+    }
+
+    async fn version(&self, game_id: &str) -> Result<Option<u64>, StoreError> {
+        let row = sqlx::query("SELECT version FROM games WHERE game_id = ?")
+            .bind(game_id)
+            .fetch_optional(&self.readers)
+            .await?;
+        row.map(|row| stored_version(&row, &format!("game {game_id}")))
+            .transpose()
     }
 
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
@@ -992,17 +965,7 @@ impl GameStore for SqliteStore {
         .bind(version.min(i64::MAX as u64) as i64)
         .fetch_all(&self.readers)
         .await?;
-        let mut events = Vec::new();
-        for row in rows {
-            let what = format!("events of game {game_id}");
-            let version = stored_version(&row, &what)?;
-            let what = format!("{what} at version {version}");
-            let json: String = column(&row, "events", &what)?;
-            let action: Vec<EventRecord> = serde_json::from_str(&json)
-                .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))?;
-            events.extend(action);
-        }
-        Ok(events)
+        logged_events(&rows, game_id)
     }
 
     async fn request(
@@ -1017,16 +980,8 @@ impl GameStore for SqliteStore {
         .bind(request_id)
         .fetch_optional(&self.readers)
         .await?;
-        let what = format!("request {request_id:?} of {scope}");
-        row.map(|row| {
-            Ok(RequestRecord {
-                scope: scope.to_string(),
-                request_id: request_id.to_string(),
-                fingerprint: column(&row, "fingerprint", &what)?,
-                response: column(&row, "response", &what)?,
-            })
-        })
-        .transpose()
+        row.map(|row| request_record(&row, scope, request_id))
+            .transpose()
     }
 
     async fn holds_games(&self) -> Result<bool, StoreError> {
@@ -1059,6 +1014,21 @@ impl GameStore for SqliteStore {
         .await?;
         connection.close().await?;
         Ok(())
+    }
+
+    async fn claim_setting(&self, name: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let mut connection = SqliteConnection::connect_with(&self.options).await?;
+        sqlx::query(
+            "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(value)
+        .execute(&mut connection)
+        .await?;
+        connection.close().await?;
+        self.setting(name)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("setting {name} vanished")))
     }
 
     async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
@@ -1135,36 +1105,6 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_commit_applies_only_on_the_expected_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Full)
-            .await
-            .unwrap();
-        store
-            .create(&game("g1", 1, "a"), &[event(1, 0)], None)
-            .await
-            .unwrap();
-        store
-            .commit(&game("g1", 2, "b"), 1, &[event(2, 0), event(2, 1)], None)
-            .await
-            .unwrap();
-        // A second writer that read version 1 loses, and changes nothing.
-        let lost = store
-            .commit(&game("g1", 2, "c"), 1, &[event(2, 0)], None)
-            .await
-            .unwrap_err();
-        assert!(matches!(lost, StoreError::Conflict { current: 2 }));
-        assert_eq!(store.load("g1").await.unwrap().unwrap().state, "b");
-        assert_eq!(store.events_after("g1", 0).await.unwrap().len(), 3);
-        assert_eq!(
-            store.events_after("g1", 1).await.unwrap(),
-            vec![event(2, 0), event(2, 1)]
-        );
-        let missing = store.commit(&game("nope", 2, "x"), 1, &[], None).await;
-        assert!(matches!(missing, Err(StoreError::NotFound)));
-    }
-
     /// The writer never checkpoints below its safety net: a database file
     /// that grows while the log holds far fewer pages than that was copied
     /// into by the checkpointer.
@@ -1193,190 +1133,12 @@ mod tests {
         assert_eq!(store.load("g199").await.unwrap().unwrap().state, state);
     }
 
-    #[tokio::test]
-    async fn a_request_id_is_recorded_once_with_its_answer() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("games.db"), Durability::Normal)
-            .await
-            .unwrap();
-        store.create(&game("g1", 1, "a"), &[], None).await.unwrap();
-        let request = RequestRecord {
-            scope: "g1".into(),
-            request_id: "r1".into(),
-            fingerprint: vec![9],
-            response: vec![7, 7],
-        };
-        store
-            .commit(&game("g1", 2, "b"), 1, &[], Some(&request))
-            .await
-            .unwrap();
-        assert_eq!(
-            store.request("g1", "r1").await.unwrap(),
-            Some(request.clone())
-        );
-        // Recording it again fails as a whole: the game stays at version 2.
-        let again = store
-            .commit(&game("g1", 3, "c"), 2, &[], Some(&request))
-            .await
-            .unwrap_err();
-        assert!(matches!(again, StoreError::Duplicate));
-        assert_eq!(store.load("g1").await.unwrap().unwrap().version, 2);
-    }
-
-    /// Request ids older than the given time are forgotten, in batches;
-    /// newer ones and the games and events stay.
-    #[tokio::test]
-    async fn old_request_ids_are_forgotten_and_recent_ones_kept() {
-        let (_dir, store) = store_with(Durability::Normal, "g", 1).await;
-        let new_game = request(NEW_GAME_SCOPE, "n1");
-        store
-            .create(&game("g1", 1, "a"), &[event(1, 0)], Some(&new_game))
-            .await
-            .unwrap();
-        let ids = (0..FORGET_BATCH + 5).map(|i| format!("r{i}"));
-        for (n, id) in ids.enumerate() {
-            let version = n as u64 + 1;
-            store
-                .commit(
-                    &game("g0", version + 1, "b"),
-                    version,
-                    &[event(version + 1, 0)],
-                    Some(&request("g0", &id)),
-                )
-                .await
-                .unwrap();
-        }
-        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
-        assert_eq!(store.forget_requests(an_hour_ago).await.unwrap(), 0);
-        assert!(store.request("g0", "r0").await.unwrap().is_some());
-
-        let soon = SystemTime::now() + Duration::from_secs(2);
-        let forgotten = store.forget_requests(soon).await.unwrap();
-        assert_eq!(forgotten, FORGET_BATCH as u64 + 5);
-        assert!(store.request("g0", "r0").await.unwrap().is_none());
-        assert_eq!(
-            store.request(NEW_GAME_SCOPE, "n1").await.unwrap(),
-            Some(new_game),
-            "NewGame's ids are kept"
-        );
-        let stored = store.load("g0").await.unwrap().unwrap();
-        assert_eq!(stored.version, FORGET_BATCH as u64 + 6);
-        assert_eq!(
-            store.events_after("g0", 0).await.unwrap().len(),
-            FORGET_BATCH as usize + 6
-        );
-    }
-
-    /// Many writers at once are grouped; a conflicting one fails alone and
-    /// every other is applied.
-    #[tokio::test]
-    async fn grouped_commits_each_get_their_own_result() {
-        let (_dir, store) = store_with(Durability::Full, "g", 20).await;
-        let mut tasks = Vec::new();
-        for g in 0..20 {
-            let store = store.clone();
-            // Game 7 is given a stale version: only it must fail.
-            let expected = if g == 7 { 5 } else { 1 };
-            tasks.push(tokio::spawn(async move {
-                store
-                    .commit(
-                        &game(&format!("g{g}"), 2, "b"),
-                        expected,
-                        &[event(2, 0)],
-                        None,
-                    )
-                    .await
-            }));
-        }
-        for (g, task) in tasks.into_iter().enumerate() {
-            let result = task.await.unwrap();
-            if g == 7 {
-                assert!(
-                    matches!(result, Err(StoreError::Conflict { current: 1 })),
-                    "{result:?}"
-                );
-            } else {
-                result.unwrap();
-            }
-        }
-        for g in 0..20 {
-            let version = store.load(&format!("g{g}")).await.unwrap().unwrap().version;
-            assert_eq!(version, if g == 7 { 1 } else { 2 });
-        }
-    }
-
     fn request(scope: &str, id: &str) -> RequestRecord {
         RequestRecord {
             scope: scope.into(),
             request_id: id.into(),
             fingerprint: vec![7; 32],
             response: id.as_bytes().to_vec(),
-        }
-    }
-
-    /// Creates and commits arriving together are written by the grouped
-    /// statements; a duplicate request id in a group fails only its own
-    /// write.
-    #[tokio::test]
-    async fn grouped_creates_commits_events_and_requests_all_land() {
-        let (_dir, store) = store_with(Durability::Full, "old", 10).await;
-        // Round 1: ten creates and ten commits, all valid.
-        let mut tasks = Vec::new();
-        for g in 0..10 {
-            let creator = store.clone();
-            tasks.push(tokio::spawn(async move {
-                let new = format!("new{g}");
-                let request = request("new-game", &new);
-                creator
-                    .create(&game(&new, 1, "a"), &[event(1, 0)], Some(&request))
-                    .await
-            }));
-            let committer = store.clone();
-            tasks.push(tokio::spawn(async move {
-                let old = format!("old{g}");
-                let events = [event(2, 0), event(2, 1)];
-                let request = request(&old, "first");
-                committer
-                    .commit(&game(&old, 2, "b"), 1, &events, Some(&request))
-                    .await
-            }));
-        }
-        for task in tasks {
-            task.await.unwrap().unwrap();
-        }
-        for g in 0..10 {
-            let old = format!("old{g}");
-            assert_eq!(store.load(&old).await.unwrap().unwrap().version, 2);
-            assert_eq!(store.events_after(&old, 1).await.unwrap().len(), 2);
-            assert!(store.request(&old, "first").await.unwrap().is_some());
-            let new = format!("new{g}");
-            assert_eq!(store.load(&new).await.unwrap().unwrap().version, 1);
-            assert!(store.request("new-game", &new).await.unwrap().is_some());
-        }
-
-        // Round 2: game 0 reuses its request id; the others go through.
-        let mut tasks = Vec::new();
-        for g in 0..10 {
-            let committer = store.clone();
-            tasks.push(tokio::spawn(async move {
-                let old = format!("old{g}");
-                let id = if g == 0 { "first" } else { "second" };
-                let request = request(&old, id);
-                committer
-                    .commit(&game(&old, 3, "c"), 2, &[event(3, 0)], Some(&request))
-                    .await
-            }));
-        }
-        for (g, task) in tasks.into_iter().enumerate() {
-            let result = task.await.unwrap();
-            if g == 0 {
-                assert!(matches!(result, Err(StoreError::Duplicate)), "{result:?}");
-            } else {
-                result.unwrap();
-            }
-            let expected = if g == 0 { 2 } else { 3 };
-            let old = format!("old{g}");
-            assert_eq!(store.load(&old).await.unwrap().unwrap().version, expected);
         }
     }
 
@@ -1473,27 +1235,6 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(store.load("g1").await.unwrap().unwrap().version, 3);
-    }
-
-    #[tokio::test]
-    async fn reopening_the_file_finds_every_committed_game() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("games.db");
-        {
-            let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
-            store
-                .create(&game("g1", 1, "a"), &[event(1, 0)], None)
-                .await
-                .unwrap();
-            store
-                .commit(&game("g1", 2, "b"), 1, &[event(2, 0)], None)
-                .await
-                .unwrap();
-        }
-        let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
-        let loaded = store.load("g1").await.unwrap().unwrap();
-        assert_eq!((loaded.version, loaded.state.as_str()), (2, "b"));
-        assert!(store.load("g2").await.unwrap().is_none());
     }
 
     // ---- Storage faults -------------------------------------------------
@@ -1842,37 +1583,5 @@ mod tests {
                 ..
             })
         ));
-    }
-
-    /// A damaged row fails its own reads with `Corrupt` (no panic); other
-    /// games read as before.
-    #[tokio::test]
-    async fn a_corrupt_row_is_reported_for_that_game_only() {
-        let (dir, store) = store_with(Durability::Full, "g", 2).await;
-        let mut connection = SqliteConnection::connect_with(
-            &SqliteConnectOptions::new().filename(dir.path().join("games.db")),
-        )
-        .await
-        .unwrap();
-        for damage in [
-            "UPDATE games SET state = CAST(x'7b22ff' AS TEXT) WHERE game_id = 'g0'",
-            "UPDATE games SET version = -3 WHERE game_id = 'g0'",
-            "UPDATE games SET white_token_hash = 12 WHERE game_id = 'g0'",
-        ] {
-            sqlx::query(damage).execute(&mut connection).await.unwrap();
-            let read = store.load("g0").await;
-            assert!(
-                matches!(read, Err(StoreError::Corrupt(_))),
-                "{damage}: {read:?}"
-            );
-            assert_eq!(store.load("g1").await.unwrap().unwrap().version, 1);
-        }
-        sqlx::query("UPDATE game_events SET events = CAST(x'5bff' AS TEXT) WHERE game_id = 'g0'")
-            .execute(&mut connection)
-            .await
-            .unwrap();
-        let read = store.events_after("g0", 0).await;
-        assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
-        assert_eq!(store.events_after("g1", 0).await.unwrap().len(), 1);
     }
 }

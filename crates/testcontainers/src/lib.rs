@@ -77,6 +77,8 @@ pub const DATA_DIR: &str = "/var/lib/backgammon";
 /// The user the server runs as; a bind-mounted data folder must be
 /// writable by it.
 pub const USER_ID: u32 = 65532;
+/// Where [`BackgammonServer::with_token_key_file`] puts the key.
+pub const TOKEN_KEY_FILE: &str = "/etc/backgammon/token.key";
 /// Environment variable naming the image to test, as `name:tag`.
 pub const IMAGE_ENV: &str = "BACKGAMMON_IMAGE";
 
@@ -111,6 +113,7 @@ pub struct BackgammonServer {
     mounts: Vec<Mount>,
     copies: Vec<CopyToContainer>,
     startup_timeout: Duration,
+    host_network: bool,
 }
 
 impl Default for BackgammonServer {
@@ -127,6 +130,7 @@ impl Default for BackgammonServer {
             mounts: Vec::new(),
             copies: Vec::new(),
             startup_timeout: Duration::from_secs(60),
+            host_network: false,
         }
     }
 }
@@ -192,6 +196,34 @@ impl BackgammonServer {
         self
     }
 
+    /// Stores the games in this database (`BACKGAMMON_DATABASE_URL`):
+    /// `postgres://...` for a database several servers (replicas) share,
+    /// or `sqlite:PATH` inside the container. Give replicas the same key
+    /// with [`with_token_key_file`](Self::with_token_key_file).
+    pub fn with_database_url(self, url: impl Into<String>) -> Self {
+        self.with_env("BACKGAMMON_DATABASE_URL", url)
+    }
+
+    /// The key seat tokens derive from (a 32-byte file, see `backgammond
+    /// token-key`), copied into the container ([`TOKEN_KEY_FILE`]).
+    /// Required with a PostgreSQL database: every replica must use the
+    /// same key.
+    pub fn with_token_key_file(mut self, file: impl AsRef<Path>) -> Self {
+        self.copies.push(CopyToContainer::new(
+            file.as_ref().to_path_buf(),
+            CopyTargetOptions::new(TOKEN_KEY_FILE).with_mode(0o444),
+        ));
+        self.with_env("BACKGAMMON_TOKEN_KEY_FILE", TOKEN_KEY_FILE)
+    }
+
+    /// Runs the container in the host's network, the server listening on
+    /// a free port of the host's loopback instead of a published port: for
+    /// reaching services on the host's loopback, such as a test database.
+    pub fn with_host_network(mut self) -> Self {
+        self.host_network = true;
+        self
+    }
+
     /// How often the plugin folders are scanned for new files.
     pub fn with_plugin_scan_interval(self, every: Duration) -> Self {
         self.with_env(
@@ -217,21 +249,32 @@ impl BackgammonServer {
     pub async fn start(self) -> Result<RunningServer, Error> {
         let host_port = free_local_port()?;
         let timeout = self.startup_timeout;
-        let container = self
-            .with_mapped_port(host_port, GRPC_PORT.tcp())
-            .with_startup_timeout(timeout)
-            .with_host_config_modifier(move |config: &mut HostConfig| {
-                // Loopback only: tests must not open the server to the network.
-                config.port_bindings = Some(HashMap::from([(
-                    format!("{GRPC_PORT}/tcp"),
-                    Some(vec![PortBinding {
-                        host_ip: Some("127.0.0.1".into()),
-                        host_port: Some(host_port.to_string()),
-                    }]),
-                )]));
-            })
-            .start()
-            .await?;
+        let container = if self.host_network {
+            self.with_env("BACKGAMMON_LISTEN", format!("127.0.0.1:{host_port}"))
+                .with_startup_timeout(timeout)
+                // Set on the container itself: asked as a network, the
+                // engine would be asked to create one named "host".
+                .with_host_config_modifier(|config: &mut HostConfig| {
+                    config.network_mode = Some("host".into());
+                })
+                .start()
+                .await?
+        } else {
+            self.with_mapped_port(host_port, GRPC_PORT.tcp())
+                .with_startup_timeout(timeout)
+                .with_host_config_modifier(move |config: &mut HostConfig| {
+                    // Loopback only: tests must not open the server to the network.
+                    config.port_bindings = Some(HashMap::from([(
+                        format!("{GRPC_PORT}/tcp"),
+                        Some(vec![PortBinding {
+                            host_ip: Some("127.0.0.1".into()),
+                            host_port: Some(host_port.to_string()),
+                        }]),
+                    )]));
+                })
+                .start()
+                .await?
+        };
         let server = RunningServer {
             container,
             host_port,
@@ -271,6 +314,10 @@ impl Image for BackgammonServer {
     }
 
     fn expose_ports(&self) -> &[ContainerPort] {
+        if self.host_network {
+            // The server listens on the host's own network.
+            return &[];
+        }
         &[ContainerPort::Tcp(GRPC_PORT)]
     }
 }

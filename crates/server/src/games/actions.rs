@@ -5,12 +5,13 @@
 use std::sync::Arc;
 
 use bg_api::v1 as pb;
+use bg_engine::Seat;
 use bg_engine::game::Command;
-use bg_store::{GameStore, RequestRecord, StoreError};
+use bg_store::{EventRecord, GameStore, RequestRecord, StoreError};
 use prost::Message;
 use tonic::Code;
 
-use super::cache::Live;
+use super::cache::{Live, Slot};
 use super::events::{api_events, event_records};
 use super::retries::replay;
 use super::{Games, ServerDice, game_id_of, unserialisable};
@@ -28,6 +29,15 @@ pub struct Action {
     /// The command, or why the request does not make one (told only to
     /// the seat's own token holder).
     pub command: Result<Command, ApiError>,
+}
+
+/// What an action comes to on one copy of the game.
+enum Judged {
+    /// A new version to store, with its events.
+    Apply(Live, Vec<EventRecord>),
+    /// An answer with no new version: a refusal, the first answer to a
+    /// retry, a stale version.
+    Answer(Result<pb::Game, ApiError>),
 }
 
 /// Every action names the version it acted on: 0 is no version.
@@ -67,12 +77,48 @@ impl<S: GameStore> Games<S> {
             .current(&slot, &mut guard, game_id, 0)
             .await?
             .seat(action.token.as_deref())?;
-        let command = action.command?;
+        let command = match action.command {
+            Ok(ref command) => command.clone(),
+            Err(e) => return Err(e),
+        };
         require_version(action.expected_version)?;
-        let live = self
-            .current(&slot, &mut guard, game_id, action.expected_version)
-            .await?;
-        let scope = format!("{game_id}/{seat}");
+        // On a store other servers write too, the copy in memory may be
+        // out of date. A commit made on it cannot apply (the store's
+        // compare-and-set refuses it), so it is used as it is; any other
+        // answer (a refusal, a stale version) is given only once the
+        // stored version says the copy is the latest, and otherwise the
+        // request is judged again on the game read afresh.
+        let mut checked = !self.store.shared();
+        loop {
+            let live = self
+                .current(&slot, &mut guard, game_id, action.expected_version)
+                .await?;
+            match self.judge(live, seat, &command, &action).await {
+                Judged::Apply(next, events) => {
+                    return self.commit(&slot, live, next, &events, seat, &action).await;
+                }
+                Judged::Answer(answer) if checked || self.is_latest(live).await? => return answer,
+                Judged::Answer(_) => checked = true,
+            }
+        }
+    }
+
+    /// Whether the copy in memory is the stored version; if not, it is
+    /// marked to be read again.
+    async fn is_latest(&self, live: &mut Live) -> Result<bool, ApiError> {
+        let stored = self
+            .store
+            .version(&live.record.game_id)
+            .await
+            .map_err(ApiError::store)?;
+        live.stale = stored != Some(live.record.version);
+        Ok(!live.stale)
+    }
+
+    /// The action judged on this copy of the game: a new version to
+    /// commit, or an answer without one.
+    async fn judge(&self, live: &Live, seat: Seat, command: &Command, action: &Action) -> Judged {
+        let scope = format!("{}/{seat}", live.record.game_id);
         // A request applied before moved the game past the version it
         // expected, so one that expects the current version is not a retry:
         // the store's request log is read first only for the others (a
@@ -80,32 +126,39 @@ impl<S: GameStore> Games<S> {
         // before is caught by the commit (the id is already stored), or
         // looked up below when nothing is committed.
         if action.expected_version != live.record.version {
-            if let Some(previous) = self.previous_answer(&scope, &action.request_id).await? {
-                return replay(&previous, &action.fingerprint);
-            }
-            return Err(ApiError::version_mismatch(
-                live.record.version,
-                action.expected_version,
-            ));
+            return Judged::Answer(
+                match self.previous_answer(&scope, &action.request_id).await {
+                    Ok(Some(previous)) => replay(&previous, &action.fingerprint),
+                    Ok(None) => Err(ApiError::version_mismatch(
+                        live.record.version,
+                        action.expected_version,
+                    )),
+                    Err(e) => Err(e),
+                },
+            );
         }
         let mut game = live.game.clone();
-        let applied = game.apply(seat, &command, &live.rules, &mut ServerDice(rand::rng()));
+        let applied = game.apply(seat, command, &live.rules, &mut ServerDice(rand::rng()));
         let events = match applied {
             Ok(events) if !events.is_empty() => events,
             // Refused, or nothing changed (a second Roll in one turn): no
             // new version, unless the id belongs to another request.
             answer => {
-                if let Some(previous) = self.previous_answer(&scope, &action.request_id).await? {
-                    return replay(&previous, &action.fingerprint);
-                }
-                answer?;
-                return live.snapshot();
+                return Judged::Answer(
+                    match self.previous_answer(&scope, &action.request_id).await {
+                        Ok(Some(previous)) => replay(&previous, &action.fingerprint),
+                        Ok(None) => answer.map_err(ApiError::from).and_then(|_| live.snapshot()),
+                        Err(e) => Err(e),
+                    },
+                );
             }
         };
-        let expected = live.record.version;
         let mut record = live.record.clone();
-        record.version = expected + 1;
-        record.state = snapshot::encode(&game).map_err(unserialisable)?;
+        record.version = live.record.version + 1;
+        record.state = match snapshot::encode(&game) {
+            Ok(state) => state,
+            Err(e) => return Judged::Answer(Err(unserialisable(e))),
+        };
         let records = event_records(record.version, &events);
         let next = Live {
             record,
@@ -114,6 +167,22 @@ impl<S: GameStore> Games<S> {
             last_events: api_events(&records),
             stale: false,
         };
+        Judged::Apply(next, records)
+    }
+
+    /// Stores the new version (with the request id and its answer), then
+    /// makes it the copy in memory and tells the watchers.
+    async fn commit(
+        &self,
+        slot: &Slot,
+        live: &mut Live,
+        next: Live,
+        records: &[EventRecord],
+        seat: Seat,
+        action: &Action,
+    ) -> Result<pb::Game, ApiError> {
+        let game_id = &live.record.game_id;
+        let scope = format!("{game_id}/{seat}");
         let snapshot = next.snapshot()?;
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
             scope: scope.clone(),
@@ -121,9 +190,10 @@ impl<S: GameStore> Games<S> {
             fingerprint: action.fingerprint.clone(),
             response: snapshot.encode_to_vec(),
         });
+        let expected = live.record.version;
         if let Err(e) = self
             .store
-            .commit(&next.record, expected, &records, request.as_ref())
+            .commit(&next.record, expected, records, request.as_ref())
             .await
         {
             // The store may hold another version (another writer, or a

@@ -231,9 +231,30 @@ impl<S: GameStore> Games<S> {
         let game_id = &game_id_of(game_id)?;
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
-        self.current(&slot, &mut guard, game_id, 0)
-            .await?
-            .snapshot()
+        self.fresh(&slot, &mut guard, game_id).await?.snapshot()
+    }
+
+    /// The game as stored now. Like [`current`](Self::current), and on a
+    /// store other servers write too (replicas), the copy in memory is
+    /// used only after the stored version says it is still the latest:
+    /// a read shows every action acknowledged before it began, whichever
+    /// server applied it.
+    pub(super) async fn fresh<'a>(
+        &self,
+        slot: &Slot,
+        guard: &'a mut Option<Live>,
+        game_id: &str,
+    ) -> Result<&'a mut Live, ApiError> {
+        if self.store.shared()
+            && let Some(live) = guard.as_mut()
+            && !live.stale
+        {
+            let stored = self.store.version(game_id).await.map_err(ApiError::store)?;
+            if stored != Some(live.record.version) {
+                live.stale = true;
+            }
+        }
+        self.current(slot, guard, game_id, 0).await
     }
 
     /// The game in memory, read from the store first when it is not there,

@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use bg_api::v1 as pb;
-use bg_store::GameStore;
-use tokio::sync::broadcast;
+use std::time::Duration;
+
+use bg_store::{Change, GameStore};
+use tokio::sync::{broadcast, watch};
 use tonic::Code;
 
 use super::cache::{Live, Slot};
@@ -15,6 +17,10 @@ use crate::error::ApiError;
 
 /// Updates a watcher may fall behind by before it must resume.
 pub(super) const WATCH_BUFFER: usize = 32;
+
+/// On a shared store, how often watched games are read again should a
+/// notice of another server's commit have been lost unnoticed.
+const RESYNC_INTERVAL: Duration = Duration::from_secs(5);
 
 impl<S: GameStore> Games<S> {
     /// Tells this server's watchers of a game what another server did to
@@ -41,6 +47,68 @@ impl<S: GameStore> Games<S> {
         Ok(())
     }
 
+    /// Follows the commits of every server on a shared store, until the
+    /// server stops: the watchers of a game another server moved on get
+    /// its updates from the event log, in version order. After notices
+    /// may have been lost, and every [`RESYNC_INTERVAL`] in case one was
+    /// lost unnoticed, every watched game is read again.
+    pub async fn follow_changes(
+        self: Arc<Self>,
+        mut changes: broadcast::Receiver<Change>,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let mut resync = tokio::time::interval(RESYNC_INTERVAL);
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                _ = resync.tick() => Ok(Change::Resync),
+                _ = stop.changed() => return,
+            };
+            match change {
+                Ok(Change::Game { game_id, version }) => {
+                    self.refresh_watched(&game_id, Some(version)).await
+                }
+                Ok(Change::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    for game_id in self.watched_games() {
+                        self.refresh_watched(&game_id, None).await;
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// The games this server has watchers of.
+    fn watched_games(&self) -> Vec<String> {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots
+            .iter()
+            .filter(|(_, slot)| slot.updates.receiver_count() > 0)
+            .map(|(game_id, _)| game_id.clone())
+            .collect()
+    }
+
+    /// Brings a watched game up to `version` (or to the stored version),
+    /// telling its watchers what they missed. A failure (the database
+    /// down) is left to the next notice or resync.
+    async fn refresh_watched(&self, game_id: &str, version: Option<u64>) {
+        let slot = {
+            let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            match slots.get(game_id) {
+                Some(slot) if slot.updates.receiver_count() > 0 => slot.clone(),
+                _ => return,
+            }
+        };
+        let mut guard = slot.live.lock().await;
+        let refreshed = match version {
+            Some(version) => self.current(&slot, &mut guard, game_id, version).await,
+            None => self.fresh(&slot, &mut guard, game_id).await,
+        };
+        if let Err(e) = refreshed {
+            tracing::debug!(game_id, error = %e.message, "watched game not refreshed; retried later");
+        }
+    }
+
     /// The updates after `from_version`, then live ones, until the client
     /// goes away or the server shuts down.
     pub async fn watch(
@@ -53,7 +121,7 @@ impl<S: GameStore> Games<S> {
         // Subscribe while holding the game: nothing can slip in between.
         let (mut updates, current, snapshot) = {
             let mut guard = slot.live.lock().await;
-            let live = self.current(&slot, &mut guard, game_id, 0).await?;
+            let live = self.fresh(&slot, &mut guard, game_id).await?;
             (
                 slot.updates.subscribe(),
                 live.record.version,
@@ -74,6 +142,9 @@ impl<S: GameStore> Games<S> {
                     return;
                 }
             }
+            // The last version sent: an update is never sent twice, nor
+            // out of order.
+            let mut sent = current;
             loop {
                 tokio::select! {
                     _ = shutdown.changed() => {
@@ -82,7 +153,8 @@ impl<S: GameStore> Games<S> {
                         return;
                     }
                     update = updates.recv() => match update {
-                        Ok(update) if update.version > current => {
+                        Ok(update) if update.version > sent => {
+                            sent = update.version;
                             if tx.send(Ok((*update).clone())).await.is_err() {
                                 return;
                             }

@@ -330,3 +330,79 @@ pub fn refused_start(data: &std::path::Path, plugins: &std::path::Path) -> (i32,
         .unwrap();
     (status.code().unwrap_or(-1), stderr)
 }
+
+/// An action sent with a request id, kept to be sent again.
+#[derive(Clone, Debug)]
+pub enum Sent {
+    Roll(pb::RollRequest),
+    Move(pb::MoveRequest),
+    Double(pb::DoubleRequest),
+}
+
+pub async fn send(client: &mut Client, sent: &Sent, token: &str) -> Result<pb::Game, Status> {
+    match sent {
+        Sent::Roll(r) => client.roll(with_token(r.clone(), token)).await,
+        Sent::Move(m) => client.r#move(with_token(m.clone(), token)).await,
+        Sent::Double(d) => client.double(with_token(d.clone(), token)).await,
+    }
+    .map(|r| r.into_inner())
+}
+
+/// The next action of a game: a roll, a random legal play, a take of a
+/// cube offered; now and then (if `may_double`) a double.
+pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Option<Sent> {
+    let request_id = format!("{:032x}", rng.random::<u128>());
+    let double = |action: pb::DoubleAction| {
+        Sent::Double(pb::DoubleRequest {
+            game_id: game.game_id.clone(),
+            expected_version: game.version,
+            request_id: request_id.clone(),
+            action: action as i32,
+        })
+    };
+    match pb::Phase::try_from(game.phase).ok()? {
+        pb::Phase::Roll
+            if may_double && game.cube.is_some_and(|c| c.in_play) && rng.random_bool(0.05) =>
+        {
+            Some(double(pb::DoubleAction::Offer))
+        }
+        pb::Phase::Roll => Some(Sent::Roll(pb::RollRequest {
+            game_id: game.game_id.clone(),
+            expected_version: game.version,
+            request_id,
+        })),
+        pb::Phase::Move => {
+            let plays = &game.legal_plays;
+            let play = &plays[rng.random_range(0..plays.len())];
+            Some(Sent::Move(pb::MoveRequest {
+                game_id: game.game_id.clone(),
+                expected_version: game.version,
+                request_id,
+                notation: play.notation.clone(),
+                moves: Vec::new(),
+            }))
+        }
+        pb::Phase::CubeOffered => Some(double(pb::DoubleAction::Take)),
+        _ => None,
+    }
+}
+
+/// Every update of a game from version 0 on, as the server streams it
+/// (until none comes for half a second).
+pub async fn stored_history(client: &mut Client, game_id: &str) -> Vec<pb::GameUpdate> {
+    let mut stream = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: game_id.into(),
+            from_version: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut all = Vec::new();
+    while let Ok(Ok(Some(update))) =
+        tokio::time::timeout(std::time::Duration::from_millis(500), stream.message()).await
+    {
+        all.push(update);
+    }
+    all
+}

@@ -1,0 +1,615 @@
+//! One PostgreSQL database shared by several server processes (replicas).
+//!
+//! Every write is one SQL statement (a compare-and-set `UPDATE` with the
+//! event log's and the request log's `INSERT`s as data-modifying CTEs),
+//! so it commits whole or not at all, in one round trip, and PostgreSQL
+//! serialises the writers of one game on its row: of two replicas
+//! writing the same version, the second finds the version moved on and
+//! is refused with [`StoreError::Conflict`]. PostgreSQL groups the
+//! commits of concurrent connections into shared WAL flushes itself.
+//!
+//! After each commit the store sends a notice (`NOTIFY`) that every
+//! replica hears (see [`GameStore::changes`]). The notices go out in
+//! batches, in transactions of their own: a `NOTIFY` inside the commit
+//! would take PostgreSQL's global notify lock across the commit's WAL
+//! flush and serialise every commit of the database (measured: a third
+//! of the throughput). A notice can therefore be lost: while the
+//! listening connection is down (the store then says [`Change::Resync`]
+//! once it listens again), or when a replica dies between a commit and its
+//! notice; those who follow games also read their versions again now and
+//! then.
+//!
+//! Whether the database takes writes is checked by a small write of the
+//! store's own every [`PROBE_INTERVAL`], so a database that goes down is
+//! noticed with no traffic, and one that comes back is noticed by itself.
+
+use std::time::{Duration, SystemTime};
+
+use sqlx::Postgres;
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
+use tokio::sync::{broadcast, mpsc, watch};
+
+use crate::rows::{column, game_record, logged_events, request_record, stored_version};
+use crate::{
+    Applied, Change, EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError,
+};
+
+/// The channel commits are announced on; the payload is
+/// `"<game id> <version>"`.
+const CHANNEL: &str = "backgammon_game_versions";
+
+/// Connections per server process.
+const MAX_CONNECTIONS: u32 = 16;
+
+/// How long a call waits for a connection before the database counts as
+/// unreachable (a call must not hang while PostgreSQL restarts).
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How often the store checks that the database takes writes.
+const PROBE_INTERVAL: Duration = Duration::from_millis(500);
+
+/// How long one probe may take before it counts as failed.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long the listener waits before connecting again.
+const RELISTEN_PAUSE: Duration = Duration::from_millis(200);
+
+/// Notices a slow follower may fall behind by before it must resync.
+const CHANGES_BUFFER: usize = 4096;
+
+/// Notices waiting to be sent; beyond, a notice is dropped (and the
+/// followers' periodic reading catches up).
+const NOTICES_WAITING: usize = 65_536;
+
+/// The most notices sent in one statement.
+const NOTICES_BATCH: usize = 1024;
+
+/// Request ids forgotten per statement, so no statement runs long.
+const FORGET_BATCH: i64 = 1000;
+
+/// Games in a PostgreSQL database, shared with other server processes.
+#[derive(Clone, Debug)]
+pub struct PgStore {
+    pool: PgPool,
+    writable: watch::Receiver<bool>,
+    writable_tx: std::sync::Arc<watch::Sender<bool>>,
+    changes: broadcast::Sender<Change>,
+    /// Commits to announce: (game id, version).
+    notices: mpsc::Sender<(String, u64)>,
+    /// Ends the probe and the listener when the store closes.
+    stop: std::sync::Arc<watch::Sender<bool>>,
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://...`), brings its
+    /// schema up to date (several servers starting at once take turns:
+    /// the migrator holds an advisory lock), and starts listening for
+    /// commits.
+    pub async fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let options: PgConnectOptions = url.parse()?;
+        let options = options.application_name("backgammond");
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(read_failure)?;
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        let (writable_tx, writable) = watch::channel(true);
+        let writable_tx = std::sync::Arc::new(writable_tx);
+        let (changes, _) = broadcast::channel(CHANGES_BUFFER);
+        let (stop, stopped) = watch::channel(false);
+        // Listening before the store is handed out: no commit made after
+        // `connect` returns can go unannounced.
+        let listener = listen(&pool).await.map_err(read_failure)?;
+        tokio::spawn(probe_loop(
+            pool.clone(),
+            writable_tx.clone(),
+            stopped.clone(),
+        ));
+        tokio::spawn(listen_loop(
+            listener,
+            pool.clone(),
+            changes.clone(),
+            stopped,
+        ));
+        let (notices, waiting) = mpsc::channel(NOTICES_WAITING);
+        tokio::spawn(notify_loop(pool.clone(), waiting));
+        Ok(PgStore {
+            pool,
+            writable,
+            writable_tx,
+            changes,
+            notices,
+            stop: std::sync::Arc::new(stop),
+        })
+    }
+
+    /// A connection for a write. Failing to get one (none free in time,
+    /// or a new one refused) means nothing was sent: [`Applied::No`].
+    async fn connection(&self) -> Result<PoolConnection<Postgres>, StoreError> {
+        self.pool.acquire().await.map_err(|e| {
+            tracing::error!(error = %e, "no database connection for a write");
+            set(&self.writable_tx, false);
+            StoreError::WriteFailed {
+                message: e.to_string(),
+                applied: Applied::No,
+            }
+        })
+    }
+
+    /// A write failed in the database: unwritable until a probe succeeds.
+    fn write_failed(&self, e: sqlx::Error) -> StoreError {
+        let e = write_failure(e);
+        if let StoreError::WriteFailed { message, applied } = &e {
+            tracing::error!(error = %message, %applied, "database write failed");
+            set(&self.writable_tx, false);
+        }
+        e
+    }
+
+    /// A read failed: if the database is unreachable, it is unwritable too.
+    fn read_failed(&self, e: sqlx::Error) -> StoreError {
+        let e = read_failure(e);
+        if matches!(e, StoreError::Unreachable(_)) {
+            set(&self.writable_tx, false);
+        }
+        e
+    }
+}
+
+fn set(writable: &watch::Sender<bool>, value: bool) {
+    writable.send_if_modified(|now| {
+        let changed = *now != value;
+        *now = value;
+        changed
+    });
+}
+
+/// Whether an error means the database could not be reached or the
+/// connection to it was lost (as opposed to a statement it refused).
+fn is_unreachable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        // Class 08: connection exception; 57: operator intervention (the
+        // server shutting down or restarting); 53: insufficient resources
+        // (too many connections, a full disk).
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57") || c.starts_with("53")),
+        _ => false,
+    }
+}
+
+/// A failed read as the store reports it.
+fn read_failure(e: sqlx::Error) -> StoreError {
+    if is_unreachable(&e) {
+        return StoreError::Unreachable(e.to_string());
+    }
+    StoreError::Database(e)
+}
+
+/// A failed write as the store reports it, with whether it may be stored.
+///
+/// Every write is a single statement in its own transaction, so:
+/// - an error the server reported (it refused the statement, or it shut
+///   down while running it) means the transaction did not commit:
+///   [`Applied::No`] (a duplicate id is [`StoreError::Duplicate`]);
+/// - no connection to be had means the statement was never sent:
+///   [`Applied::No`] (writes take their connection first, see
+///   `PgStore::connection`, so a failure to connect is told apart);
+/// - a connection lost while waiting for the answer (an I/O error) may
+///   have lost the answer to a commit that happened: [`Applied::Unknown`].
+fn write_failure(e: sqlx::Error) -> StoreError {
+    let applied = match &e {
+        sqlx::Error::Database(db) if db.is_unique_violation() => return StoreError::Duplicate,
+        sqlx::Error::Database(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => {
+            Applied::No
+        }
+        _ => Applied::Unknown,
+    };
+    StoreError::WriteFailed {
+        message: e.to_string(),
+        applied,
+    }
+}
+
+/// Every [`PROBE_INTERVAL`], a small write: the store is writable while it
+/// commits, unwritable while it does not.
+async fn probe_loop(
+    pool: PgPool,
+    writable: std::sync::Arc<watch::Sender<bool>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(PROBE_INTERVAL) => {}
+            _ = stop.changed() => return,
+        }
+        let probe = sqlx::query(
+            "INSERT INTO store_probe (id, writes) VALUES (1, 1) \
+             ON CONFLICT (id) DO UPDATE SET writes = store_probe.writes + 1",
+        )
+        .execute(&pool);
+        let ok = match tokio::time::timeout(PROBE_TIMEOUT, probe).await {
+            Ok(Ok(_)) => true,
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "probe: the database refuses writes");
+                false
+            }
+            Err(_) => {
+                tracing::debug!("probe: the database did not answer in time");
+                false
+            }
+        };
+        if ok != *writable.borrow() {
+            if ok {
+                tracing::info!("the database takes writes again");
+            } else {
+                tracing::error!("the database does not take writes");
+            }
+        }
+        set(&writable, ok);
+    }
+}
+
+/// Sends the notices of commits, as many as are waiting in one
+/// statement, until the store is dropped. A batch that fails is lost (the
+/// database is down: every listener resyncs when it is back).
+async fn notify_loop(pool: PgPool, mut waiting: mpsc::Receiver<(String, u64)>) {
+    let mut batch = Vec::with_capacity(NOTICES_BATCH);
+    while waiting.recv_many(&mut batch, NOTICES_BATCH).await > 0 {
+        let payloads: Vec<String> = batch
+            .drain(..)
+            .map(|(game_id, version)| format!("{game_id} {version}"))
+            .collect();
+        let sent = sqlx::query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
+            .bind(CHANNEL)
+            .bind(&payloads)
+            .execute(&pool)
+            .await;
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, notices = payloads.len(), "commit notices lost");
+        }
+    }
+}
+
+/// Passes on the commit notices `listener` hears; after a lost
+/// connection, listens again and says [`Change::Resync`].
+async fn listen_loop(
+    listener: PgListener,
+    pool: PgPool,
+    changes: broadcast::Sender<Change>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut listening = Some(listener);
+    loop {
+        let mut listener = match listening.take() {
+            Some(listener) => listener,
+            None => match listen(&pool).await {
+                Ok(listener) => {
+                    tracing::info!("listening for commits again");
+                    let _ = changes.send(Change::Resync);
+                    listener
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "listening for commits failed; trying again");
+                    tokio::select! {
+                        _ = tokio::time::sleep(RELISTEN_PAUSE) => continue,
+                        _ = stop.changed() => return,
+                    }
+                }
+            },
+        };
+        loop {
+            let notice = tokio::select! {
+                notice = listener.try_recv() => notice,
+                _ = stop.changed() => return,
+            };
+            match notice {
+                Ok(Some(notice)) => {
+                    if let Some(change) = parse_notice(notice.payload()) {
+                        let _ = changes.send(change);
+                    }
+                }
+                Ok(None) | Err(_) => {
+                    tracing::warn!("the connection listening for commits was lost");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn listen(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(CHANNEL).await?;
+    Ok(listener)
+}
+
+fn parse_notice(payload: &str) -> Option<Change> {
+    let (game_id, version) = payload.split_once(' ')?;
+    Some(Change::Game {
+        game_id: game_id.to_string(),
+        version: version.parse().ok()?,
+    })
+}
+
+/// An action's events as one row of the event log (a JSON array), or none.
+fn events_json(events: &[EventRecord]) -> Result<Option<String>, StoreError> {
+    if events.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(events)
+        .map(Some)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn unix_seconds(time: SystemTime) -> i64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs().min(i64::MAX as u64) as i64)
+}
+
+fn version_param(version: u64) -> Result<i64, StoreError> {
+    i64::try_from(version)
+        .map_err(|_| StoreError::Corrupt(format!("version {version} is too large")))
+}
+
+type PgQuery<'q> = sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>;
+
+/// Binds an action's events (a JSON array, or NULL) and its request id's
+/// five columns (NULL when there is none): the last six parameters of
+/// [`CREATE`] and [`COMMIT`].
+fn bind_log<'q>(
+    query: PgQuery<'q>,
+    events: Option<String>,
+    request: Option<&'q RequestRecord>,
+) -> PgQuery<'q> {
+    query
+        .bind(events)
+        .bind(request.map(|r| r.scope.as_str()))
+        .bind(request.map(|r| r.request_id.as_str()))
+        .bind(request.map(|r| r.fingerprint.as_slice()))
+        .bind(request.map(|r| r.response.as_slice()))
+        .bind(unix_seconds(SystemTime::now()))
+}
+
+/// The new game, its first events and its request id, in one statement.
+const CREATE: &str = "\
+WITH created AS (
+    INSERT INTO games (game_id, variant, variant_version, options, version, state,
+                       white_token_hash, black_token_hash, start_board)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    RETURNING game_id
+), logged AS (
+    INSERT INTO game_events (game_id, version, events)
+    SELECT game_id, $5, $10 FROM created WHERE $10::text IS NOT NULL
+), answered AS (
+    INSERT INTO requests (scope, request_id, fingerprint, response, created_at)
+    SELECT $11, $12, $13, $14, $15 FROM created WHERE $11::text IS NOT NULL
+)
+SELECT 1 AS stored FROM created";
+
+/// The compare-and-set of the snapshot, the action's events and its
+/// request id, in one statement: nothing is written unless the game is
+/// still at `$4`.
+const COMMIT: &str = "\
+WITH updated AS (
+    UPDATE games SET version = $1, state = $2, updated_at = now()
+    WHERE game_id = $3 AND version = $4
+    RETURNING game_id
+), logged AS (
+    INSERT INTO game_events (game_id, version, events)
+    SELECT game_id, $1, $5 FROM updated WHERE $5::text IS NOT NULL
+), answered AS (
+    INSERT INTO requests (scope, request_id, fingerprint, response, created_at)
+    SELECT $6, $7, $8, $9, $10 FROM updated WHERE $6::text IS NOT NULL
+)
+SELECT 1 AS stored FROM updated";
+
+impl GameStore for PgStore {
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn changes(&self) -> Option<broadcast::Receiver<Change>> {
+        Some(self.changes.subscribe())
+    }
+
+    fn writable(&self) -> watch::Receiver<bool> {
+        self.writable.clone()
+    }
+
+    async fn close(&self) {
+        let _ = self.stop.send(true);
+        self.pool.close().await;
+    }
+
+    async fn version(&self, game_id: &str) -> Result<Option<u64>, StoreError> {
+        let row = sqlx::query("SELECT version FROM games WHERE game_id = $1")
+            .bind(game_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.read_failed(e))?;
+        row.map(|row| stored_version(&row, &format!("game {game_id}")))
+            .transpose()
+    }
+
+    async fn create(
+        &self,
+        game: &GameRecord,
+        events: &[EventRecord],
+        request: Option<&RequestRecord>,
+    ) -> Result<(), StoreError> {
+        let query = sqlx::query(CREATE)
+            .bind(&game.game_id)
+            .bind(&game.variant)
+            .bind(&game.variant_version)
+            .bind(&game.options)
+            .bind(version_param(game.version)?)
+            .bind(&game.state)
+            .bind(&game.token_hashes[0])
+            .bind(&game.token_hashes[1])
+            .bind(&game.start_board);
+        let mut connection = self.connection().await?;
+        bind_log(query, events_json(events)?, request)
+            .fetch_optional(&mut *connection)
+            .await
+            .map_err(|e| self.write_failed(e))?;
+        Ok(())
+    }
+
+    async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board \
+             FROM games WHERE game_id = $1",
+        )
+        .bind(game_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.read_failed(e))?;
+        row.map(|row| game_record(&row, game_id)).transpose()
+    }
+
+    async fn commit(
+        &self,
+        game: &GameRecord,
+        expected_version: u64,
+        events: &[EventRecord],
+        request: Option<&RequestRecord>,
+    ) -> Result<(), StoreError> {
+        let query = sqlx::query(COMMIT)
+            .bind(version_param(game.version)?)
+            .bind(&game.state)
+            .bind(&game.game_id)
+            .bind(version_param(expected_version)?);
+        let mut connection = self.connection().await?;
+        let stored = bind_log(query, events_json(events)?, request)
+            .fetch_optional(&mut *connection)
+            .await
+            .map_err(|e| self.write_failed(e))?;
+        drop(connection);
+        if stored.is_some() {
+            if self
+                .notices
+                .try_send((game.game_id.clone(), game.version))
+                .is_err()
+            {
+                tracing::debug!("a commit notice was dropped (too many waiting)");
+            }
+            return Ok(());
+        }
+        // Nothing written: the game is at another version, or gone.
+        match self.version(&game.game_id).await? {
+            Some(current) => Err(StoreError::Conflict { current }),
+            None => Err(StoreError::NotFound),
+        }
+    }
+
+    async fn events_after(
+        &self,
+        game_id: &str,
+        version: u64,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT version, events FROM game_events WHERE game_id = $1 AND version > $2 ORDER BY version",
+        )
+        .bind(game_id)
+        .bind(version.min(i64::MAX as u64) as i64)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.read_failed(e))?;
+        logged_events(&rows, game_id)
+    }
+
+    async fn request(
+        &self,
+        scope: &str,
+        request_id: &str,
+    ) -> Result<Option<RequestRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT fingerprint, response FROM requests WHERE scope = $1 AND request_id = $2",
+        )
+        .bind(scope)
+        .bind(request_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.read_failed(e))?;
+        row.map(|row| request_record(&row, scope, request_id))
+            .transpose()
+    }
+
+    async fn holds_games(&self) -> Result<bool, StoreError> {
+        let any: Option<i32> = sqlx::query_scalar("SELECT 1 FROM games LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.read_failed(e))?;
+        Ok(any.is_some())
+    }
+
+    async fn setting(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = sqlx::query("SELECT value FROM settings WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.read_failed(e))?;
+        row.map(|row| column(&row, "value", &format!("setting {name}")))
+            .transpose()
+    }
+
+    async fn set_setting(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (name, value) VALUES ($1, $2) \
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        )
+        .bind(name)
+        .bind(value)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.write_failed(e))?;
+        Ok(())
+    }
+
+    async fn claim_setting(&self, name: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(value)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.write_failed(e))?;
+        self.setting(name)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("setting {name} vanished")))
+    }
+
+    async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
+        let before = unix_seconds(before);
+        let mut forgotten = 0;
+        loop {
+            let deleted = sqlx::query(
+                "DELETE FROM requests WHERE ctid IN \
+                 (SELECT ctid FROM requests WHERE created_at < $1 AND scope <> $2 \
+                  ORDER BY created_at LIMIT $3)",
+            )
+            .bind(before)
+            .bind(NEW_GAME_SCOPE)
+            .bind(FORGET_BATCH)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.read_failed(e))?
+            .rows_affected();
+            forgotten += deleted;
+            if deleted < FORGET_BATCH as u64 {
+                return Ok(forgotten);
+            }
+        }
+    }
+}

@@ -1,0 +1,1676 @@
+//! The store conformance suite: every promise of the `GameStore` trait,
+//! checked the same way against both stores, `SqliteStore` (a file of one
+//! process) and `PgStore` (a PostgreSQL database shared by replicas).
+//!
+//! Each conformance test is written once, generic over a [`Backend`] (a
+//! fresh place for games and a way to open a store on it, again and
+//! again), and run twice by the `conformance!` list at the end: as
+//! `sqlite::<name>` and as `postgres::<name>`. The PostgreSQL runs share
+//! one private cluster per test binary (`bg_tests::postgres::PgCluster`),
+//! one fresh database per test; without PostgreSQL installed they skip,
+//! saying so (and fail if BACKGAMMON_REQUIRE_POSTGRES is set).
+//!
+//! `postgres_shared::<name>` are the promises only a shared store makes:
+//! replicas racing on one game, commits announced to the other replicas,
+//! a database that goes down and comes back, and both outcomes of a write
+//! whose connection fails (not stored, or stored with its answer lost).
+//! The SQLite store makes none of them and says so (`shared()` is false,
+//! `changes()` is none): checked by `only_a_shared_store_announces_commits`.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use bg_store::{
+    Applied, Change, Durability, EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, PgStore,
+    RequestRecord, SqliteStore, StoreError,
+};
+use bg_tests::postgres::PgCluster;
+use sqlx::Connection;
+use tokio::sync::broadcast;
+
+// ---- The harness ---------------------------------------------------------
+
+/// A fresh place for games, and how to open a store on it.
+trait Backend: Sized {
+    type Store: GameStore;
+
+    /// A new, empty place for the test named `test`, or None when this
+    /// backend cannot run here (the test then skips, having said why).
+    async fn fresh(test: &str) -> Option<Self>;
+
+    /// A store on this place; opened again, it finds what was committed
+    /// (a server restarting).
+    async fn open(&self) -> Self::Store;
+
+    /// Runs `sql` on the database itself, behind the store's back.
+    async fn execute(&self, sql: &str);
+
+    /// Damage only this database's column types can hold, done to game
+    /// `g0` (SQL).
+    const OWN_DAMAGE: &'static [&'static str];
+}
+
+/// A SQLite file in a temporary folder.
+struct Sqlite {
+    dir: tempfile::TempDir,
+}
+
+impl Sqlite {
+    fn path(&self) -> std::path::PathBuf {
+        self.dir.path().join("games.db")
+    }
+}
+
+impl Backend for Sqlite {
+    type Store = SqliteStore;
+
+    async fn fresh(_test: &str) -> Option<Self> {
+        Some(Sqlite {
+            dir: tempfile::tempdir().unwrap(),
+        })
+    }
+
+    async fn open(&self) -> SqliteStore {
+        SqliteStore::open(&self.path(), Durability::Full)
+            .await
+            .unwrap()
+    }
+
+    async fn execute(&self, sql: &str) {
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(self.path())
+            .busy_timeout(Duration::from_secs(10));
+        let mut connection = sqlx::SqliteConnection::connect_with(&options)
+            .await
+            .unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+            .execute(&mut connection)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        connection.close().await.unwrap();
+    }
+
+    const OWN_DAMAGE: &'static [&'static str] = &[
+        // Bytes that are not UTF-8 in a text column.
+        "UPDATE games SET state = CAST(x'7b22ff' AS TEXT) WHERE game_id = 'g0'",
+        // An integer where bytes belong.
+        "UPDATE games SET white_token_hash = 12 WHERE game_id = 'g0'",
+    ];
+}
+
+/// A fresh database of the cluster shared by this test binary.
+struct Postgres {
+    cluster: Arc<PgCluster>,
+    database: String,
+    url: String,
+}
+
+impl Backend for Postgres {
+    type Store = PgStore;
+
+    async fn fresh(test: &str) -> Option<Self> {
+        let cluster = tokio::task::block_in_place(shared_cluster)?;
+        static DATABASES: AtomicUsize = AtomicUsize::new(0);
+        let n = DATABASES.fetch_add(1, Ordering::SeqCst);
+        let database: String = format!("{n}_{test}").chars().take(63).collect();
+        let url = {
+            let cluster = cluster.clone();
+            let database = database.clone();
+            tokio::task::spawn_blocking(move || cluster.create_database(&database))
+                .await
+                .unwrap()
+        };
+        Some(Postgres {
+            cluster,
+            database,
+            url,
+        })
+    }
+
+    async fn open(&self) -> PgStore {
+        PgStore::connect(&self.url).await.unwrap()
+    }
+
+    async fn execute(&self, sql: &str) {
+        let cluster = self.cluster.clone();
+        let database = self.database.clone();
+        let sql = sql.to_string();
+        tokio::task::spawn_blocking(move || cluster.psql(&database, &sql))
+            .await
+            .unwrap();
+    }
+
+    // PostgreSQL checks text and types on the way in: a row can only be
+    // damaged in ways both databases share.
+    const OWN_DAMAGE: &'static [&'static str] = &[];
+}
+
+/// The cluster of this test binary: started by the first test that needs
+/// it, stopped and removed when the binary exits.
+enum SharedCluster {
+    NotStarted,
+    Missing,
+    Running(Arc<PgCluster>),
+}
+
+static CLUSTER: Mutex<SharedCluster> = Mutex::new(SharedCluster::NotStarted);
+
+/// The shared cluster, or None (and a line on stderr) without PostgreSQL.
+fn shared_cluster() -> Option<Arc<PgCluster>> {
+    let mut shared = CLUSTER.lock().unwrap_or_else(PoisonError::into_inner);
+    match &*shared {
+        SharedCluster::Running(cluster) => Some(cluster.clone()),
+        SharedCluster::Missing => {
+            let thread = std::thread::current();
+            eprintln!(
+                "{} skipped: PostgreSQL is not available (see the first skipped test)",
+                thread.name().unwrap_or("this test")
+            );
+            None
+        }
+        SharedCluster::NotStarted => match PgCluster::start() {
+            Some(cluster) => {
+                let cluster = Arc::new(cluster);
+                *shared = SharedCluster::Running(cluster.clone());
+                stop_the_shared_cluster_at_exit();
+                Some(cluster)
+            }
+            None => {
+                *shared = SharedCluster::Missing;
+                None
+            }
+        },
+    }
+}
+
+/// A static is never dropped: without this, the cluster's server would
+/// outlive the test binary.
+fn stop_the_shared_cluster_at_exit() {
+    unsafe extern "C" {
+        fn atexit(callback: extern "C" fn()) -> std::ffi::c_int;
+    }
+    extern "C" fn stop() {
+        // Every test has ended by now (and dropped its handle): dropping
+        // the last one stops the server and removes its folder.
+        let mut shared = match CLUSTER.try_lock() {
+            Ok(shared) => shared,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        *shared = SharedCluster::Missing;
+    }
+    // SAFETY: atexit is the C library's; `stop` neither panics out nor
+    // unwinds (try_lock cannot block; PgCluster's drop ignores errors).
+    let registered = unsafe { atexit(stop) };
+    assert_eq!(registered, 0, "atexit refused the cluster's cleanup");
+}
+
+/// Runs one conformance test on each backend: `sqlite::<test>` and
+/// `postgres::<test>`.
+macro_rules! conformance {
+    ($($test:ident),* $(,)?) => {
+        /// The suite on a SQLite file.
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $test() {
+                    let place = <super::Sqlite as super::Backend>::fresh(stringify!($test)).await;
+                    super::$test(&place.expect("a temporary folder")).await;
+                }
+            )*
+        }
+
+        /// The suite on a PostgreSQL database.
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $test() {
+                    let place = <super::Postgres as super::Backend>::fresh(stringify!($test)).await;
+                    if let Some(place) = place {
+                        super::$test(&place).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+// ---- Records ---------------------------------------------------------------
+
+fn game(id: &str, version: u64, state: &str) -> GameRecord {
+    GameRecord {
+        game_id: id.into(),
+        variant: "standard".into(),
+        variant_version: "0.1.0".into(),
+        options: r#"{"cube":true}"#.into(),
+        version,
+        state: state.into(),
+        token_hashes: [vec![1; 32], vec![2; 32]],
+        start_board: None,
+    }
+}
+
+/// An event of the action that produced `version`; seats and details
+/// differ with `index`, so that a mixed-up event shows.
+fn event(version: u64, index: u32) -> EventRecord {
+    EventRecord {
+        version,
+        index,
+        kind: if index == 0 { "rolled" } else { "moved" }.into(),
+        seat: [Some(0), Some(1), None][index as usize % 3],
+        detail: format!(r#"{{"version":{version},"index":{index}}}"#),
+    }
+}
+
+fn request(scope: &str, id: &str) -> RequestRecord {
+    RequestRecord {
+        scope: scope.into(),
+        request_id: id.into(),
+        fingerprint: vec![7; 32],
+        response: id.as_bytes().to_vec(),
+    }
+}
+
+/// `what` done within `limit`, or a panic naming it.
+async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+}
+
+// ---- Conformance: both stores ----------------------------------------------
+
+/// A game reads back exactly as written, every field; a commit changes
+/// its version and state.
+async fn a_game_reads_back_as_written<B: Backend>(place: &B) {
+    let store = place.open().await;
+    let written = GameRecord {
+        game_id: "g-ü".into(),
+        variant: "nackgammon".into(),
+        variant_version: "2.3.4".into(),
+        options: r#"{"jacoby":false,"match_length":7}"#.into(),
+        version: 1,
+        state: "état ♟ \" '\n".into(),
+        token_hashes: [(0..32).collect(), (32..64).rev().collect()],
+        start_board: Some(r#"{"points":[2,0,0,0,0,-5]}"#.into()),
+    };
+    store.create(&written, &[], None).await.unwrap();
+    assert_eq!(store.load("g-ü").await.unwrap(), Some(written.clone()));
+    let moved = GameRecord {
+        version: 2,
+        state: "next".into(),
+        ..written.clone()
+    };
+    store.commit(&moved, 1, &[], None).await.unwrap();
+    assert_eq!(store.load("g-ü").await.unwrap(), Some(moved));
+    assert!(store.events_after("g-ü", 0).await.unwrap().is_empty());
+}
+
+/// Compare-and-set: a commit lands only on the version it expects; a lost
+/// one says where the game is and changes nothing; an unknown game is
+/// NotFound.
+async fn a_commit_applies_only_on_the_expected_version<B: Backend>(place: &B) {
+    let store = place.open().await;
+    store
+        .create(&game("g1", 1, "a"), &[event(1, 0)], None)
+        .await
+        .unwrap();
+    store
+        .commit(&game("g1", 2, "b"), 1, &[event(2, 0), event(2, 1)], None)
+        .await
+        .unwrap();
+    // A second writer that read version 1 loses, and changes nothing.
+    let lost = store
+        .commit(
+            &game("g1", 2, "c"),
+            1,
+            &[event(2, 0)],
+            Some(&request("g1", "lost")),
+        )
+        .await;
+    assert!(
+        matches!(lost, Err(StoreError::Conflict { current: 2 })),
+        "{lost:?}"
+    );
+    // A writer ahead of the game loses too.
+    let ahead = store
+        .commit(&game("g1", 4, "d"), 3, &[event(4, 0)], None)
+        .await;
+    assert!(
+        matches!(ahead, Err(StoreError::Conflict { current: 2 })),
+        "{ahead:?}"
+    );
+    assert_eq!(store.load("g1").await.unwrap(), Some(game("g1", 2, "b")));
+    assert_eq!(
+        store.events_after("g1", 0).await.unwrap(),
+        vec![event(1, 0), event(2, 0), event(2, 1)]
+    );
+    assert!(store.request("g1", "lost").await.unwrap().is_none());
+
+    let missing = store.commit(&game("nope", 2, "x"), 1, &[], None).await;
+    assert!(matches!(missing, Err(StoreError::NotFound)), "{missing:?}");
+    assert!(store.load("nope").await.unwrap().is_none());
+}
+
+/// The event log gives the events of the actions after a version, in
+/// order, each with the version its action produced; an action may have
+/// none.
+async fn events_come_back_in_order_after_any_version<B: Backend>(place: &B) {
+    let store = place.open().await;
+    store
+        .create(&game("g", 1, "s1"), &[event(1, 0)], None)
+        .await
+        .unwrap();
+    let actions: [&[EventRecord]; 4] = [
+        &[event(2, 0), event(2, 1), event(2, 2)],
+        &[],
+        &[event(4, 0)],
+        &[event(5, 0), event(5, 1)],
+    ];
+    for (n, events) in actions.iter().enumerate() {
+        let version = n as u64 + 2;
+        store
+            .commit(
+                &game("g", version, &format!("s{version}")),
+                version - 1,
+                events,
+                None,
+            )
+            .await
+            .unwrap();
+    }
+    let all: Vec<EventRecord> = std::iter::once(event(1, 0))
+        .chain(actions.iter().flat_map(|a| a.iter().cloned()))
+        .collect();
+    for after in 0..=6 {
+        let expected: Vec<EventRecord> =
+            all.iter().filter(|e| e.version > after).cloned().collect();
+        assert_eq!(
+            store.events_after("g", after).await.unwrap(),
+            expected,
+            "after version {after}"
+        );
+    }
+    assert!(store.events_after("unknown", 0).await.unwrap().is_empty());
+}
+
+/// A request id is stored with its answer; recording it again fails the
+/// whole write with Duplicate and changes nothing. The id belongs to its
+/// scope: another game may use it.
+async fn a_request_id_is_recorded_once_with_its_answer<B: Backend>(place: &B) {
+    let store = place.open().await;
+    store.create(&game("g1", 1, "a"), &[], None).await.unwrap();
+    store.create(&game("g2", 1, "a"), &[], None).await.unwrap();
+    let first = RequestRecord {
+        scope: "g1".into(),
+        request_id: "r1".into(),
+        fingerprint: vec![9],
+        response: vec![7, 7],
+    };
+    store
+        .commit(&game("g1", 2, "b"), 1, &[event(2, 0)], Some(&first))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.request("g1", "r1").await.unwrap(),
+        Some(first.clone())
+    );
+
+    let again = RequestRecord {
+        response: vec![8],
+        ..first.clone()
+    };
+    let refused = store
+        .commit(&game("g1", 3, "c"), 2, &[event(3, 0)], Some(&again))
+        .await;
+    assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
+    assert_eq!(store.load("g1").await.unwrap(), Some(game("g1", 2, "b")));
+    assert!(store.events_after("g1", 2).await.unwrap().is_empty());
+    assert_eq!(store.request("g1", "r1").await.unwrap(), Some(first));
+
+    let elsewhere = request("g2", "r1");
+    store
+        .commit(&game("g2", 2, "b"), 1, &[], Some(&elsewhere))
+        .await
+        .unwrap();
+    assert_eq!(store.request("g2", "r1").await.unwrap(), Some(elsewhere));
+    assert!(store.request("g3", "r1").await.unwrap().is_none());
+}
+
+/// NewGame's request id is stored with the game it created, in its own
+/// scope; a second game under the same id is refused and not stored.
+async fn a_new_game_s_request_id_is_recorded_with_the_game<B: Backend>(place: &B) {
+    let store = place.open().await;
+    let new_game = request(NEW_GAME_SCOPE, "n1");
+    store
+        .create(&game("g1", 1, "a"), &[event(1, 0)], Some(&new_game))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.request(NEW_GAME_SCOPE, "n1").await.unwrap(),
+        Some(new_game.clone())
+    );
+    assert!(store.request("g1", "n1").await.unwrap().is_none());
+
+    let retry = store
+        .create(&game("g2", 1, "a"), &[event(1, 0)], Some(&new_game))
+        .await;
+    assert!(matches!(retry, Err(StoreError::Duplicate)), "{retry:?}");
+    assert!(store.load("g2").await.unwrap().is_none());
+    assert!(store.events_after("g2", 0).await.unwrap().is_empty());
+}
+
+/// A game id is stored once: creating it again is Duplicate and leaves the
+/// game, its events and the request ids as they were.
+async fn a_game_id_is_stored_only_once<B: Backend>(place: &B) {
+    let store = place.open().await;
+    store
+        .create(&game("g1", 1, "a"), &[event(1, 0)], None)
+        .await
+        .unwrap();
+    let again = store
+        .create(
+            &game("g1", 1, "other"),
+            &[event(1, 0), event(1, 1)],
+            Some(&request(NEW_GAME_SCOPE, "n2")),
+        )
+        .await;
+    assert!(matches!(again, Err(StoreError::Duplicate)), "{again:?}");
+    assert_eq!(store.load("g1").await.unwrap(), Some(game("g1", 1, "a")));
+    assert_eq!(
+        store.events_after("g1", 0).await.unwrap(),
+        vec![event(1, 0)]
+    );
+    assert!(store.request(NEW_GAME_SCOPE, "n2").await.unwrap().is_none());
+}
+
+/// Request ids older than the given time are forgotten, in batches (more
+/// than one here); newer ones, NewGame's, the games and events stay.
+async fn old_request_ids_are_forgotten_and_recent_ones_kept<B: Backend>(place: &B) {
+    // More than one batch (the stores forget 1000 at a time).
+    const IDS: u64 = 1005;
+    let store = place.open().await;
+    let new_game = request(NEW_GAME_SCOPE, "n1");
+    store
+        .create(&game("g0", 1, "a"), &[event(1, 0)], Some(&new_game))
+        .await
+        .unwrap();
+    for n in 0..IDS {
+        let version = n + 1;
+        store
+            .commit(
+                &game("g0", version + 1, "b"),
+                version,
+                &[event(version + 1, 0)],
+                Some(&request("g0", &format!("r{n}"))),
+            )
+            .await
+            .unwrap();
+    }
+    let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    assert_eq!(store.forget_requests(an_hour_ago).await.unwrap(), 0);
+    assert!(store.request("g0", "r0").await.unwrap().is_some());
+
+    let soon = SystemTime::now() + Duration::from_secs(2);
+    assert_eq!(store.forget_requests(soon).await.unwrap(), IDS);
+    for n in [0, 999, 1000, IDS - 1] {
+        assert!(
+            store
+                .request("g0", &format!("r{n}"))
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+    assert_eq!(
+        store.request(NEW_GAME_SCOPE, "n1").await.unwrap(),
+        Some(new_game),
+        "NewGame's ids are kept"
+    );
+    assert_eq!(store.version("g0").await.unwrap(), Some(IDS + 1));
+    assert_eq!(
+        store.events_after("g0", 0).await.unwrap().len() as u64,
+        IDS + 1
+    );
+    assert_eq!(store.forget_requests(soon).await.unwrap(), 0);
+}
+
+/// Twenty writers at once each get their own result: the one with a stale
+/// version fails alone, every other is applied.
+async fn concurrent_commits_each_get_their_own_result<B: Backend>(place: &B) {
+    let store = place.open().await;
+    for g in 0..20 {
+        store
+            .create(&game(&format!("g{g}"), 1, "a"), &[event(1, 0)], None)
+            .await
+            .unwrap();
+    }
+    let tasks: Vec<_> = (0..20)
+        .map(|g| {
+            let store = store.clone();
+            // Game 7 is given a stale version: only it must fail.
+            let expected = if g == 7 { 5 } else { 1 };
+            tokio::spawn(async move {
+                store
+                    .commit(
+                        &game(&format!("g{g}"), 2, "b"),
+                        expected,
+                        &[event(2, 0)],
+                        Some(&request(&format!("g{g}"), "r")),
+                    )
+                    .await
+            })
+        })
+        .collect();
+    for (g, task) in tasks.into_iter().enumerate() {
+        let result = task.await.unwrap();
+        if g == 7 {
+            assert!(
+                matches!(result, Err(StoreError::Conflict { current: 1 })),
+                "{result:?}"
+            );
+        } else {
+            result.unwrap();
+        }
+    }
+    for g in 0..20 {
+        let id = format!("g{g}");
+        let applied = g != 7;
+        let expected = if applied {
+            game(&id, 2, "b")
+        } else {
+            game(&id, 1, "a")
+        };
+        assert_eq!(store.load(&id).await.unwrap(), Some(expected));
+        assert_eq!(
+            store.events_after(&id, 1).await.unwrap().len(),
+            applied as usize
+        );
+        assert_eq!(store.request(&id, "r").await.unwrap().is_some(), applied);
+    }
+}
+
+/// Creates and commits arriving together all land with their events and
+/// request ids; a reused request id among them fails only its own write.
+async fn concurrent_creates_and_commits_land_and_a_reused_request_id_fails_alone<B: Backend>(
+    place: &B,
+) {
+    let store = place.open().await;
+    for g in 0..10 {
+        store
+            .create(&game(&format!("old{g}"), 1, "a"), &[event(1, 0)], None)
+            .await
+            .unwrap();
+    }
+    // Round 1: ten creates and ten commits, all valid.
+    let mut tasks = Vec::new();
+    for g in 0..10 {
+        let creator = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let new = format!("new{g}");
+            creator
+                .create(
+                    &game(&new, 1, "a"),
+                    &[event(1, 0)],
+                    Some(&request(NEW_GAME_SCOPE, &new)),
+                )
+                .await
+        }));
+        let committer = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let old = format!("old{g}");
+            committer
+                .commit(
+                    &game(&old, 2, "b"),
+                    1,
+                    &[event(2, 0), event(2, 1)],
+                    Some(&request(&old, "first")),
+                )
+                .await
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    for g in 0..10 {
+        let old = format!("old{g}");
+        assert_eq!(store.version(&old).await.unwrap(), Some(2));
+        assert_eq!(
+            store.events_after(&old, 1).await.unwrap(),
+            vec![event(2, 0), event(2, 1)]
+        );
+        assert!(store.request(&old, "first").await.unwrap().is_some());
+        let new = format!("new{g}");
+        assert_eq!(store.load(&new).await.unwrap(), Some(game(&new, 1, "a")));
+        assert!(store.request(NEW_GAME_SCOPE, &new).await.unwrap().is_some());
+    }
+
+    // Round 2: game 0 reuses its request id; the others go through.
+    let tasks: Vec<_> = (0..10)
+        .map(|g| {
+            let committer = store.clone();
+            tokio::spawn(async move {
+                let old = format!("old{g}");
+                let id = if g == 0 { "first" } else { "second" };
+                committer
+                    .commit(
+                        &game(&old, 3, "c"),
+                        2,
+                        &[event(3, 0)],
+                        Some(&request(&old, id)),
+                    )
+                    .await
+            })
+        })
+        .collect();
+    for (g, task) in tasks.into_iter().enumerate() {
+        let result = task.await.unwrap();
+        let old = format!("old{g}");
+        if g == 0 {
+            assert!(matches!(result, Err(StoreError::Duplicate)), "{result:?}");
+            assert_eq!(store.version(&old).await.unwrap(), Some(2));
+            assert!(store.events_after(&old, 2).await.unwrap().is_empty());
+        } else {
+            result.unwrap();
+            assert_eq!(store.version(&old).await.unwrap(), Some(3));
+            assert!(store.request(&old, "second").await.unwrap().is_some());
+        }
+    }
+}
+
+/// A store opened again (a restart) finds every game committed, with its
+/// events, request ids and settings.
+async fn reopening_finds_every_committed_game<B: Backend>(place: &B) {
+    {
+        let store = place.open().await;
+        for g in 0..5 {
+            let id = format!("g{g}");
+            store
+                .create(
+                    &game(&id, 1, "a"),
+                    &[event(1, 0)],
+                    Some(&request(NEW_GAME_SCOPE, &id)),
+                )
+                .await
+                .unwrap();
+            for version in 2..=g + 2 {
+                store
+                    .commit(
+                        &game(&id, version, &format!("s{version}")),
+                        version - 1,
+                        &[event(version, 0)],
+                        Some(&request(&id, &format!("r{version}"))),
+                    )
+                    .await
+                    .unwrap();
+            }
+        }
+        store.set_setting("key", b"value").await.unwrap();
+        store.close().await;
+    }
+    let store = place.open().await;
+    for g in 0..5u64 {
+        let id = format!("g{g}");
+        let last = g + 2;
+        assert_eq!(
+            store.load(&id).await.unwrap(),
+            Some(game(&id, last, &format!("s{last}")))
+        );
+        let events: Vec<EventRecord> = (1..=last).map(|v| event(v, 0)).collect();
+        assert_eq!(store.events_after(&id, 0).await.unwrap(), events);
+        assert!(store.request(NEW_GAME_SCOPE, &id).await.unwrap().is_some());
+        assert!(
+            store
+                .request(&id, &format!("r{last}"))
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+    assert!(store.load("g5").await.unwrap().is_none());
+    assert_eq!(store.setting("key").await.unwrap(), Some(b"value".to_vec()));
+    // And it takes writes.
+    store
+        .commit(&game("g0", 3, "s3"), 2, &[event(3, 0)], None)
+        .await
+        .unwrap();
+}
+
+/// A damaged row fails its own reads with Corrupt (no panic); other games
+/// read as before.
+async fn a_corrupt_row_is_reported_for_that_game_only<B: Backend>(place: &B) {
+    let store = place.open().await;
+    for g in 0..2 {
+        store
+            .create(&game(&format!("g{g}"), 1, "a"), &[event(1, 0)], None)
+            .await
+            .unwrap();
+    }
+    let restore = "UPDATE games SET version = 1, state = 'a', white_token_hash = \
+                   (SELECT white_token_hash FROM games WHERE game_id = 'g1') \
+                   WHERE game_id = 'g0'";
+    let shared_damage = [
+        "UPDATE games SET version = -3 WHERE game_id = 'g0'",
+        "UPDATE games SET version = 0 WHERE game_id = 'g0'",
+    ];
+    for damage in shared_damage.iter().chain(B::OWN_DAMAGE) {
+        place.execute(damage).await;
+        let read = store.load("g0").await;
+        assert!(
+            matches!(read, Err(StoreError::Corrupt(_))),
+            "{damage}: {read:?}"
+        );
+        assert_eq!(store.load("g1").await.unwrap(), Some(game("g1", 1, "a")));
+        place.execute(restore).await;
+        assert_eq!(store.load("g0").await.unwrap(), Some(game("g0", 1, "a")));
+    }
+    place
+        .execute("UPDATE games SET version = -3 WHERE game_id = 'g0'")
+        .await;
+    let read = store.version("g0").await;
+    assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
+    assert_eq!(store.version("g1").await.unwrap(), Some(1));
+
+    place
+        .execute("UPDATE game_events SET events = '[1,' WHERE game_id = 'g0'")
+        .await;
+    let read = store.events_after("g0", 0).await;
+    assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
+    assert_eq!(
+        store.events_after("g1", 0).await.unwrap(),
+        vec![event(1, 0)]
+    );
+}
+
+/// `version` gives the stored version, and none for an unknown game.
+async fn version_gives_the_stored_version_and_none_for_an_unknown_game<B: Backend>(place: &B) {
+    let store = place.open().await;
+    assert_eq!(store.version("g").await.unwrap(), None);
+    store.create(&game("g", 1, "a"), &[], None).await.unwrap();
+    assert_eq!(store.version("g").await.unwrap(), Some(1));
+    store
+        .commit(&game("g", 2, "b"), 1, &[], None)
+        .await
+        .unwrap();
+    assert_eq!(store.version("g").await.unwrap(), Some(2));
+    let _ = store.commit(&game("g", 2, "c"), 1, &[], None).await;
+    assert_eq!(store.version("g").await.unwrap(), Some(2));
+    assert_eq!(store.version("h").await.unwrap(), None);
+}
+
+/// A setting is read back as set, replaced by `set_setting`, and claimed
+/// once: the first claim wins and every later one learns its value.
+async fn a_setting_is_kept_and_claimed_by_the_first_only<B: Backend>(place: &B) {
+    let store = place.open().await;
+    assert_eq!(store.setting("a").await.unwrap(), None);
+    store.set_setting("a", b"one").await.unwrap();
+    assert_eq!(store.setting("a").await.unwrap(), Some(b"one".to_vec()));
+    store.set_setting("a", b"two").await.unwrap();
+    assert_eq!(store.setting("a").await.unwrap(), Some(b"two".to_vec()));
+    assert_eq!(store.claim_setting("a", b"three").await.unwrap(), b"two");
+    assert_eq!(store.setting("a").await.unwrap(), Some(b"two".to_vec()));
+
+    assert_eq!(store.claim_setting("b", b"first").await.unwrap(), b"first");
+    assert_eq!(store.claim_setting("b", b"second").await.unwrap(), b"first");
+    assert_eq!(store.setting("b").await.unwrap(), Some(b"first".to_vec()));
+    // Claimed by a store opened later (another server starting).
+    let other = place.open().await;
+    assert_eq!(other.claim_setting("b", b"third").await.unwrap(), b"first");
+    assert_eq!(store.setting("c").await.unwrap(), None);
+}
+
+/// `holds_games` is false in a new store and true once a game is stored.
+async fn holds_games_says_whether_any_game_is_stored<B: Backend>(place: &B) {
+    let store = place.open().await;
+    assert!(!store.holds_games().await.unwrap());
+    store.set_setting("a", b"x").await.unwrap();
+    assert!(!store.holds_games().await.unwrap(), "a setting is no game");
+    store.create(&game("g", 1, "a"), &[], None).await.unwrap();
+    assert!(store.holds_games().await.unwrap());
+    assert!(place.open().await.holds_games().await.unwrap());
+}
+
+/// A store only this process writes says so and announces nothing; a
+/// shared one announces every commit, its own included, in order, never
+/// before the commit can be read.
+async fn only_a_shared_store_announces_commits<B: Backend>(place: &B) {
+    let store = place.open().await;
+    assert!(*store.writable().borrow());
+    let Some(mut changes) = store.changes() else {
+        assert!(!store.shared(), "a shared store must announce commits");
+        return;
+    };
+    assert!(store.shared(), "a store that announces commits is shared");
+    store.create(&game("g", 1, "a"), &[], None).await.unwrap();
+    for version in 2..=6 {
+        store
+            .commit(&game("g", version, "b"), version - 1, &[], None)
+            .await
+            .unwrap();
+    }
+    for version in 2..=6 {
+        assert_eq!(next_change_of(&mut changes, "g").await, version);
+        assert!(store.version("g").await.unwrap() >= Some(version));
+    }
+}
+
+conformance! {
+    a_game_reads_back_as_written,
+    a_commit_applies_only_on_the_expected_version,
+    events_come_back_in_order_after_any_version,
+    a_request_id_is_recorded_once_with_its_answer,
+    a_new_game_s_request_id_is_recorded_with_the_game,
+    a_game_id_is_stored_only_once,
+    old_request_ids_are_forgotten_and_recent_ones_kept,
+    concurrent_commits_each_get_their_own_result,
+    concurrent_creates_and_commits_land_and_a_reused_request_id_fails_alone,
+    reopening_finds_every_committed_game,
+    a_corrupt_row_is_reported_for_that_game_only,
+    version_gives_the_stored_version_and_none_for_an_unknown_game,
+    a_setting_is_kept_and_claimed_by_the_first_only,
+    holds_games_says_whether_any_game_is_stored,
+    only_a_shared_store_announces_commits,
+}
+
+// ---- Notices ---------------------------------------------------------------
+
+/// The version of the next notice about `game_id` (other games' notices
+/// and resyncs skipped).
+async fn next_change_of(changes: &mut broadcast::Receiver<Change>, game_id: &str) -> u64 {
+    within(Duration::from_secs(5), "a notice", async {
+        loop {
+            match changes.recv().await {
+                Ok(Change::Game {
+                    game_id: g,
+                    version,
+                }) if g == game_id => return version,
+                Ok(_) => {}
+                Err(e) => panic!("notices: {e}"),
+            }
+        }
+    })
+    .await
+}
+
+// ---- Shared stores only: PostgreSQL ------------------------------------------
+
+/// The promises only a shared store makes, on PostgreSQL.
+mod postgres_shared {
+    use super::*;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// A fresh database of the shared cluster, or None (skipped).
+    async fn database(test: &str) -> Option<Postgres> {
+        Postgres::fresh(test).await
+    }
+
+    /// Sixteen commits of one game at one version, from two replicas at
+    /// once: exactly one lands; each other is told the game's version.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn of_two_replicas_writing_one_version_exactly_one_wins() {
+        let Some(place) = database("one_version").await else {
+            return;
+        };
+        let replicas = [place.open().await, place.open().await];
+        replicas[0]
+            .create(&game("g", 1, "start"), &[event(1, 0)], None)
+            .await
+            .unwrap();
+        let start = Arc::new(tokio::sync::Barrier::new(16));
+        let tasks: Vec<_> = (0..16)
+            .map(|n| {
+                let store = replicas[n % 2].clone();
+                let start = start.clone();
+                tokio::spawn(async move {
+                    start.wait().await;
+                    let result = store
+                        .commit(
+                            &game("g", 2, &format!("by {n}")),
+                            1,
+                            &[event(2, 0)],
+                            Some(&request("g", &format!("r{n}"))),
+                        )
+                        .await;
+                    (n, result)
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for task in tasks {
+            match task.await.unwrap() {
+                (n, Ok(())) => winners.push(n),
+                (_, Err(StoreError::Conflict { current: 2 })) => {}
+                (n, Err(e)) => panic!("commit {n}: {e:?}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "winners: {winners:?}");
+        let winner = winners[0];
+        for store in &replicas {
+            assert_eq!(
+                store.load("g").await.unwrap(),
+                Some(game("g", 2, &format!("by {winner}")))
+            );
+            assert_eq!(store.events_after("g", 1).await.unwrap(), vec![event(2, 0)]);
+            for n in 0..16 {
+                let stored = store.request("g", &format!("r{n}")).await.unwrap();
+                assert_eq!(stored.is_some(), n == winner, "request r{n}");
+            }
+        }
+    }
+
+    /// One request id sent to two replicas at once (a client retrying on
+    /// another server): stored once, with one answer; the other replica
+    /// is refused.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn one_request_sent_to_two_replicas_at_once_is_stored_once() {
+        let Some(place) = database("one_request").await else {
+            return;
+        };
+        let replicas = [place.open().await, place.open().await];
+        for round in 0..10u64 {
+            let id = format!("g{round}");
+            replicas[0]
+                .create(&game(&id, 1, "a"), &[], None)
+                .await
+                .unwrap();
+            let start = Arc::new(tokio::sync::Barrier::new(2));
+            let tasks: Vec<_> = (0..2)
+                .map(|n| {
+                    let store = replicas[n].clone();
+                    let start = start.clone();
+                    let id = id.clone();
+                    tokio::spawn(async move {
+                        let answer = RequestRecord {
+                            response: vec![n as u8],
+                            ..request(&id, "same")
+                        };
+                        start.wait().await;
+                        store
+                            .commit(
+                                &game(&id, 2, &format!("by {n}")),
+                                1,
+                                &[event(2, 0)],
+                                Some(&answer),
+                            )
+                            .await
+                    })
+                })
+                .collect();
+            let mut results = Vec::new();
+            for task in tasks {
+                results.push(task.await.unwrap());
+            }
+            let winner = match &results[..] {
+                [
+                    Ok(()),
+                    Err(StoreError::Conflict { current: 2 } | StoreError::Duplicate),
+                ] => 0,
+                [
+                    Err(StoreError::Conflict { current: 2 } | StoreError::Duplicate),
+                    Ok(()),
+                ] => 1,
+                other => panic!("round {round}: {other:?}"),
+            };
+            let stored = replicas[1 - winner]
+                .request(&id, "same")
+                .await
+                .unwrap()
+                .expect("the request is stored");
+            assert_eq!(stored.response, vec![winner as u8]);
+            assert_eq!(
+                replicas[1 - winner].load(&id).await.unwrap(),
+                Some(game(&id, 2, &format!("by {winner}")))
+            );
+            assert_eq!(
+                replicas[0].events_after(&id, 0).await.unwrap(),
+                vec![event(2, 0)]
+            );
+        }
+    }
+
+    /// A replica hears every commit made once it is connected, even the
+    /// very first one (it listens before `connect` returns).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_commit_made_as_soon_as_a_replica_connects_is_announced_to_it() {
+        let Some(place) = database("at_once").await else {
+            return;
+        };
+        let a = place.open().await;
+        a.create(&game("g", 1, "a"), &[], None).await.unwrap();
+        for version in 2..=21 {
+            let b = place.open().await;
+            let mut heard = b.changes().expect("a shared store announces commits");
+            a.commit(&game("g", version, "b"), version - 1, &[], None)
+                .await
+                .unwrap();
+            assert_eq!(next_change_of(&mut heard, "g").await, version);
+        }
+    }
+
+    /// A commit on one replica is announced to the other, in order, and
+    /// never before the other can read it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_commit_on_one_replica_is_announced_to_the_other_in_order() {
+        let Some(place) = database("announced").await else {
+            return;
+        };
+        let a = place.open().await;
+        let b = place.open().await;
+        let mut heard = b.changes().expect("a shared store announces commits");
+        a.create(&game("g", 1, "a"), &[], None).await.unwrap();
+        let started = Instant::now();
+        for version in 2..=11 {
+            a.commit(&game("g", version, "b"), version - 1, &[], None)
+                .await
+                .unwrap();
+        }
+        for version in 2..=11 {
+            assert_eq!(next_change_of(&mut heard, "g").await, version);
+            assert!(b.version("g").await.unwrap() >= Some(version));
+        }
+        eprintln!("ten commits announced in {:?}", started.elapsed());
+        // And the other way round.
+        let mut heard = a.changes().unwrap();
+        b.commit(&game("g", 12, "c"), 11, &[], None).await.unwrap();
+        assert_eq!(next_change_of(&mut heard, "g").await, 12);
+    }
+
+    /// The database goes down (a crash) and comes back: meanwhile every
+    /// call fails fast and says so (writes: not stored, or unreachable;
+    /// reads: unreachable) and the stores call themselves unwritable; once
+    /// it is back they take writes again by themselves, the other replica
+    /// is told to resync, and nothing committed before is lost.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn through_a_database_outage_calls_fail_and_the_stores_recover_by_themselves() {
+        // A cluster of its own: the shared one must stay up.
+        let Some(mut cluster) = tokio::task::block_in_place(PgCluster::start) else {
+            return;
+        };
+        let url = tokio::task::block_in_place(|| cluster.create_database("outage"));
+        let a = PgStore::connect(&url).await.unwrap();
+        let b = PgStore::connect(&url).await.unwrap();
+        for g in 0..5 {
+            let id = format!("g{g}");
+            a.create(&game(&id, 1, "a"), &[event(1, 0)], None)
+                .await
+                .unwrap();
+            a.commit(&game(&id, 2, "b"), 1, &[event(2, 0)], None)
+                .await
+                .unwrap();
+        }
+        a.set_setting("kept", b"1").await.unwrap();
+        let mut heard = b.changes().unwrap();
+        let mut a_writable = a.writable();
+        let mut b_writable = b.writable();
+        assert!(*a_writable.borrow() && *b_writable.borrow());
+
+        tokio::task::block_in_place(|| cluster.stop_immediate());
+        let stopped = Instant::now();
+        // Nobody writes: the stores notice by themselves.
+        within(
+            Duration::from_secs(4),
+            "A unwritable",
+            a_writable.wait_for(|w| !w),
+        )
+        .await
+        .unwrap();
+        within(
+            Duration::from_secs(4),
+            "B unwritable",
+            b_writable.wait_for(|w| !w),
+        )
+        .await
+        .unwrap();
+        eprintln!("unwritable {:?} after the crash", stopped.elapsed());
+
+        let calls = Instant::now();
+        let (new_game, moved) = (game("during", 1, "a"), game("g0", 3, "c"));
+        let (new_request, move_request) =
+            (request(NEW_GAME_SCOPE, "during"), request("g0", "during"));
+        let events = [event(3, 0)];
+        let (create, commit, set, claim) = tokio::join!(
+            a.create(&new_game, &[], Some(&new_request)),
+            a.commit(&moved, 2, &events, Some(&move_request)),
+            b.set_setting("kept", b"2"),
+            b.claim_setting("during", b"x"),
+        );
+        for (what, result) in [
+            ("create", create),
+            ("commit", commit),
+            ("set_setting", set),
+            ("claim_setting", claim.map(drop)),
+        ] {
+            assert!(
+                matches!(
+                    result,
+                    Err(StoreError::WriteFailed {
+                        applied: Applied::No,
+                        ..
+                    } | StoreError::Unreachable(_))
+                ),
+                "{what}: {result:?}"
+            );
+        }
+        let (load, version, events, request, holds, setting, forget) = tokio::join!(
+            b.load("g0"),
+            b.version("g0"),
+            b.events_after("g0", 0),
+            b.request("g0", "r"),
+            b.holds_games(),
+            b.setting("kept"),
+            b.forget_requests(SystemTime::now()),
+        );
+        for (what, unreachable) in [
+            ("load", matches!(load, Err(StoreError::Unreachable(_)))),
+            (
+                "version",
+                matches!(version, Err(StoreError::Unreachable(_))),
+            ),
+            (
+                "events_after",
+                matches!(events, Err(StoreError::Unreachable(_))),
+            ),
+            (
+                "request",
+                matches!(request, Err(StoreError::Unreachable(_))),
+            ),
+            (
+                "holds_games",
+                matches!(holds, Err(StoreError::Unreachable(_))),
+            ),
+            (
+                "setting",
+                matches!(setting, Err(StoreError::Unreachable(_))),
+            ),
+            (
+                "forget_requests",
+                matches!(forget, Err(StoreError::Unreachable(_))),
+            ),
+        ] {
+            assert!(unreachable, "{what} during the outage is unreachable");
+        }
+        eprintln!("calls during the outage answered in {:?}", calls.elapsed());
+        assert!(!*a.writable().borrow() && !*b.writable().borrow());
+
+        tokio::task::block_in_place(|| cluster.start_again());
+        let restarted = Instant::now();
+        within(
+            Duration::from_secs(10),
+            "A writable again",
+            a_writable.wait_for(|w| *w),
+        )
+        .await
+        .unwrap();
+        within(
+            Duration::from_secs(10),
+            "B writable again",
+            b_writable.wait_for(|w| *w),
+        )
+        .await
+        .unwrap();
+        eprintln!("writable {:?} after the restart", restarted.elapsed());
+        within(Duration::from_secs(10), "B resyncs", async {
+            loop {
+                match heard.recv().await {
+                    Ok(Change::Resync) => return,
+                    Ok(Change::Game { .. }) => {}
+                    Err(e) => panic!("notices: {e}"),
+                }
+            }
+        })
+        .await;
+        eprintln!("B resynced {:?} after the restart", restarted.elapsed());
+
+        // Nothing committed before is lost; nothing refused was stored.
+        for g in 0..5 {
+            let id = format!("g{g}");
+            assert_eq!(b.load(&id).await.unwrap(), Some(game(&id, 2, "b")));
+            assert_eq!(
+                b.events_after(&id, 0).await.unwrap(),
+                vec![event(1, 0), event(2, 0)]
+            );
+        }
+        assert!(b.load("during").await.unwrap().is_none());
+        assert!(b.request(NEW_GAME_SCOPE, "during").await.unwrap().is_none());
+        assert!(b.request("g0", "during").await.unwrap().is_none());
+        assert_eq!(b.setting("kept").await.unwrap(), Some(b"1".to_vec()));
+        assert_eq!(b.setting("during").await.unwrap(), None);
+
+        // Writes work again on both, and B hears A's commits again (with
+        // no second resync in between).
+        a.commit(&game("g0", 3, "c"), 2, &[event(3, 0)], None)
+            .await
+            .unwrap();
+        b.commit(&game("g1", 3, "c"), 2, &[event(3, 0)], None)
+            .await
+            .unwrap();
+        // Each store announces its own commits: the two notices may come
+        // in either order.
+        let mut next = Vec::new();
+        for _ in 0..2 {
+            next.push(
+                within(
+                    Duration::from_secs(5),
+                    "the commits heard by B",
+                    heard.recv(),
+                )
+                .await
+                .unwrap(),
+            );
+        }
+        for game_id in ["g0", "g1"] {
+            let change = Change::Game {
+                game_id: game_id.into(),
+                version: 3,
+            };
+            assert!(next.contains(&change), "{next:?}");
+        }
+    }
+
+    /// A write the database ends before it commits (its connection is
+    /// terminated while the statement waits for a row lock) is answered
+    /// "not stored", and it is not: the game has not moved.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_write_the_database_ends_midway_is_not_stored_and_says_so() {
+        let Some(place) = database("ended_midway").await else {
+            return;
+        };
+        let store = place.open().await;
+        store
+            .create(&game("held", 1, "a"), &[event(1, 0)], None)
+            .await
+            .unwrap();
+        // Another session holds the game's row.
+        let mut holder = sqlx::PgConnection::connect(&place.url).await.unwrap();
+        sqlx::raw_sql("BEGIN; SELECT version FROM games WHERE game_id = 'held' FOR UPDATE")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let commit = tokio::spawn({
+            let store = store.clone();
+            async move {
+                store
+                    .commit(
+                        &game("held", 2, "b"),
+                        1,
+                        &[event(2, 0)],
+                        Some(&request("held", "r")),
+                    )
+                    .await
+            }
+        });
+        // The commit's statement is in the database, waiting for the row.
+        let mut admin = sqlx::PgConnection::connect(&place.url).await.unwrap();
+        let pid: i32 = within(
+            Duration::from_secs(10),
+            "the commit waits for the row",
+            async {
+                loop {
+                    let waiting: Option<i32> = sqlx::query_scalar(
+                        "SELECT pid FROM pg_stat_activity \
+                     WHERE datname = current_database() AND application_name = 'backgammond' \
+                     AND state = 'active' AND wait_event_type = 'Lock' \
+                     AND query LIKE 'WITH updated%'",
+                    )
+                    .fetch_optional(&mut admin)
+                    .await
+                    .unwrap();
+                    match waiting {
+                        Some(pid) => return pid,
+                        None => tokio::time::sleep(Duration::from_millis(20)).await,
+                    }
+                }
+            },
+        )
+        .await;
+        let terminated: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+            .bind(pid)
+            .fetch_one(&mut admin)
+            .await
+            .unwrap();
+        assert!(terminated);
+        let result = within(Duration::from_secs(10), "the commit's answer", commit)
+            .await
+            .unwrap();
+        eprintln!("answered: {result:?}");
+        assert!(
+            matches!(
+                result,
+                Err(StoreError::WriteFailed {
+                    applied: Applied::No,
+                    ..
+                })
+            ),
+            "{result:?}"
+        );
+        sqlx::raw_sql("ROLLBACK")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+
+        // Not stored, in any part.
+        assert_eq!(
+            store.load("held").await.unwrap(),
+            Some(game("held", 1, "a"))
+        );
+        assert!(store.events_after("held", 1).await.unwrap().is_empty());
+        assert!(store.request("held", "r").await.unwrap().is_none());
+        // The same write, tried again, lands.
+        store
+            .commit(
+                &game("held", 2, "b"),
+                1,
+                &[event(2, 0)],
+                Some(&request("held", "r")),
+            )
+            .await
+            .unwrap();
+        within(
+            Duration::from_secs(5),
+            "writable again",
+            store.writable().wait_for(|w| *w),
+        )
+        .await
+        .unwrap();
+    }
+
+    /// A write whose statement reached the database, which committed it,
+    /// but whose answer was lost with the connection, is answered "outcome
+    /// unknown"; it is in fact stored, and a retry with its request id
+    /// finds it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_write_whose_answer_is_lost_says_its_outcome_is_unknown() {
+        // A game id nothing else sends (the database's name included).
+        const GAME: &str = "g-2c7e91";
+        let Some(place) = database("answer_lost").await else {
+            return;
+        };
+        let direct = place.open().await;
+        direct
+            .create(&game(GAME, 1, "a"), &[event(1, 0)], None)
+            .await
+            .unwrap();
+        let proxy = Proxy::start(place.cluster.port()).await;
+        let url = format!(
+            "postgres://postgres@127.0.0.1:{}/{}",
+            proxy.port, place.database
+        );
+        let proxied = PgStore::connect(&url).await.unwrap();
+        // The store works through the proxy.
+        assert_eq!(proxied.version(GAME).await.unwrap(), Some(1));
+
+        // Only the commit sends the game id from now on (among its
+        // parameters), on whichever connection the pool gives it (an idle
+        // one, checked first, or a new one): that connection forwards the
+        // statement, then loses the answer.
+        proxy.lose_answers_after(GAME.as_bytes());
+        let result = within(
+            Duration::from_secs(20),
+            "the commit's answer",
+            proxied.commit(
+                &game(GAME, 2, "b"),
+                1,
+                &[event(2, 0)],
+                Some(&request(GAME, "r")),
+            ),
+        )
+        .await;
+        eprintln!("answered: {result:?}");
+        assert!(
+            matches!(
+                result,
+                Err(StoreError::WriteFailed {
+                    applied: Applied::Unknown,
+                    ..
+                })
+            ),
+            "{result:?}"
+        );
+        assert_eq!(
+            proxy.cut_connections(),
+            1,
+            "the commit's connection was cut"
+        );
+
+        // The database committed it.
+        assert_eq!(direct.load(GAME).await.unwrap(), Some(game(GAME, 2, "b")));
+        assert_eq!(
+            direct.events_after(GAME, 1).await.unwrap(),
+            vec![event(2, 0)]
+        );
+        assert_eq!(
+            direct.request(GAME, "r").await.unwrap(),
+            Some(request(GAME, "r"))
+        );
+        // A retry through the same store tells: the version moved on, and
+        // the request id is there with its answer.
+        proxy.keep_answers();
+        let retry = proxied
+            .commit(
+                &game(GAME, 2, "b"),
+                1,
+                &[event(2, 0)],
+                Some(&request(GAME, "r")),
+            )
+            .await;
+        assert!(
+            matches!(retry, Err(StoreError::Conflict { current: 2 })),
+            "{retry:?}"
+        );
+        assert_eq!(
+            proxied.request(GAME, "r").await.unwrap(),
+            Some(request(GAME, "r"))
+        );
+    }
+
+    /// A write whose connection dies before the statement goes out (the
+    /// network fails both ways: the pool's check of its idle connection,
+    /// then a new connection, are cut) is not stored and is answered as a
+    /// failed write; once the network is back the store takes writes again
+    /// by itself.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_write_that_never_reaches_the_database_is_not_stored() {
+        let Some(place) = database("never_reached").await else {
+            return;
+        };
+        let direct = place.open().await;
+        direct
+            .create(&game("unsent", 1, "a"), &[event(1, 0)], None)
+            .await
+            .unwrap();
+        let proxy = Proxy::start(place.cluster.port()).await;
+        let url = format!(
+            "postgres://postgres@127.0.0.1:{}/{}",
+            proxy.port, place.database
+        );
+        let proxied = PgStore::connect(&url).await.unwrap();
+        assert_eq!(proxied.version("unsent").await.unwrap(), Some(1));
+
+        // Every connection loses its answers from its next bytes on.
+        proxy.lose_answers_after(b"");
+        let result = within(
+            Duration::from_secs(20),
+            "the commit's answer",
+            proxied.commit(
+                &game("unsent", 2, "b"),
+                1,
+                &[event(2, 0)],
+                Some(&request("unsent", "r")),
+            ),
+        )
+        .await;
+        eprintln!("answered: {result:?}");
+        // The write never had a connection that answered: not sent, and
+        // the answer says so.
+        assert!(
+            matches!(
+                result,
+                Err(StoreError::WriteFailed {
+                    applied: Applied::No,
+                    ..
+                })
+            ),
+            "{result:?}"
+        );
+        assert_eq!(
+            direct.load("unsent").await.unwrap(),
+            Some(game("unsent", 1, "a"))
+        );
+        assert!(direct.request("unsent", "r").await.unwrap().is_none());
+        assert!(!*proxied.writable().borrow());
+
+        proxy.keep_answers();
+        within(
+            Duration::from_secs(10),
+            "writable again",
+            proxied.writable().wait_for(|w| *w),
+        )
+        .await
+        .unwrap();
+        proxied
+            .commit(
+                &game("unsent", 2, "b"),
+                1,
+                &[event(2, 0)],
+                Some(&request("unsent", "r")),
+            )
+            .await
+            .unwrap();
+        assert_eq!(direct.version("unsent").await.unwrap(), Some(2));
+    }
+
+    /// A TCP proxy in front of the cluster that can lose the answers of a
+    /// connection: once armed with a pattern, a connection whose client
+    /// sends it forwards that and everything after to the server, drops
+    /// everything the server sends back, and closes both sides 300 ms
+    /// later (a network that died just after the request went out).
+    struct Proxy {
+        port: u16,
+        pattern: Arc<Mutex<Option<Vec<u8>>>>,
+        cut: Arc<AtomicUsize>,
+        /// Accepts connections; its relays end with it.
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Proxy {
+        async fn start(upstream: u16) -> Proxy {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let pattern = Arc::new(Mutex::new(None));
+            let cut = Arc::new(AtomicUsize::new(0));
+            let task = tokio::spawn({
+                let pattern = pattern.clone();
+                let cut = cut.clone();
+                async move {
+                    let mut relays = tokio::task::JoinSet::new();
+                    while let Ok((client, _)) = listener.accept().await {
+                        relays.spawn(relay(client, upstream, pattern.clone(), cut.clone()));
+                        while relays.try_join_next().is_some() {}
+                    }
+                }
+            });
+            Proxy {
+                port,
+                pattern,
+                cut,
+                task,
+            }
+        }
+
+        fn lose_answers_after(&self, pattern: &[u8]) {
+            *self.pattern.lock().unwrap() = Some(pattern.to_vec());
+        }
+
+        fn keep_answers(&self) {
+            *self.pattern.lock().unwrap() = None;
+        }
+
+        /// How many connections have lost their answers.
+        fn cut_connections(&self) -> usize {
+            self.cut.load(Ordering::SeqCst)
+        }
+    }
+
+    impl Drop for Proxy {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    async fn relay(
+        client: TcpStream,
+        upstream: u16,
+        pattern: Arc<Mutex<Option<Vec<u8>>>>,
+        cut_count: Arc<AtomicUsize>,
+    ) {
+        let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)).await else {
+            return;
+        };
+        let (mut client_read, mut client_write) = client.into_split();
+        let (mut server_read, mut server_write) = server.into_split();
+        let cut = AtomicBool::new(false);
+        let cut_now = tokio::sync::Notify::new();
+        let up = async {
+            // What the client sent since the proxy was armed (the tail that
+            // could still begin the pattern).
+            let mut seen = Vec::new();
+            let mut buffer = vec![0; 64 * 1024];
+            loop {
+                let n = match client_read.read(&mut buffer).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                let armed = pattern.lock().unwrap().clone();
+                match armed {
+                    Some(pattern) if !cut.load(Ordering::SeqCst) => {
+                        seen.extend_from_slice(&buffer[..n]);
+                        if seen
+                            .windows(pattern.len().max(1))
+                            .any(|w| w.starts_with(&pattern))
+                        {
+                            cut.store(true, Ordering::SeqCst);
+                            cut_count.fetch_add(1, Ordering::SeqCst);
+                            cut_now.notify_one();
+                        } else {
+                            let keep = pattern.len().min(seen.len());
+                            seen.drain(..seen.len() - keep);
+                        }
+                    }
+                    Some(_) => {}
+                    None => seen.clear(),
+                }
+                // Set before the bytes go: no answer to them gets through.
+                if server_write.write_all(&buffer[..n]).await.is_err() {
+                    return;
+                }
+            }
+        };
+        let down = async {
+            let mut buffer = vec![0; 64 * 1024];
+            loop {
+                let n = match server_read.read(&mut buffer).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                if !cut.load(Ordering::SeqCst)
+                    && client_write.write_all(&buffer[..n]).await.is_err()
+                {
+                    return;
+                }
+            }
+        };
+        let close = async {
+            cut_now.notified().await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        };
+        // Whichever ends first ends the connection: both sockets close.
+        tokio::select! {
+            _ = up => {}
+            _ = down => {}
+            _ = close => {}
+        }
+    }
+}
