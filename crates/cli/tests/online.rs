@@ -43,6 +43,7 @@ impl Server {
             shutdown_grace: Duration::from_secs(5),
             idle_eviction: Duration::from_secs(300),
             request_retention: None,
+            watch_resync: Duration::from_secs(5),
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {

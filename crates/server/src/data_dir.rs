@@ -30,37 +30,20 @@ impl DataDir {
     pub fn lock(path: &Path) -> anyhow::Result<DataDir> {
         std::fs::create_dir_all(path)
             .with_context(|| format!("creating data directory {}", path.display()))?;
-        let lock_path = path.join("lock");
-        let mut lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .with_context(|| format!("opening {}", lock_path.display()))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = lock.read_to_string(&mut holder);
-                bail!(
-                    "another backgammond (pid {}) is using the data folder {}: one server per data folder (stop it first, or give this one another --data-dir)",
-                    holder.trim(),
-                    path.display()
-                );
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e).with_context(|| format!("locking {}", lock_path.display()));
-            }
-        }
-        // Who holds it, for the message above (best effort).
-        let _ = lock.set_len(0);
-        let _ = lock.rewind();
-        let _ = write!(lock, "{}", std::process::id());
+        let lock = take_lock(&path.join("lock"), path)?;
         Ok(DataDir {
             path: path.to_path_buf(),
             _lock: lock,
         })
+    }
+
+    /// Locks a SQLite file given outside the data folder (`--database
+    /// sqlite:PATH`), with `PATH.lock` beside it: one server per file,
+    /// whatever its data folder.
+    pub fn lock_file_of(database: &Path) -> anyhow::Result<File> {
+        let mut name = database.as_os_str().to_owned();
+        name.push(".lock");
+        take_lock(Path::new(&name), database)
     }
 
     pub fn database(&self) -> PathBuf {
@@ -70,6 +53,38 @@ impl DataDir {
     pub fn key_file(&self) -> PathBuf {
         self.path.join("server.key")
     }
+}
+
+/// Takes the exclusive lock `lock_path` of `what` (a data folder, or a
+/// database file), or says which process holds it.
+fn take_lock(lock_path: &Path, what: &Path) -> anyhow::Result<File> {
+    let mut lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = lock.read_to_string(&mut holder);
+            bail!(
+                "another backgammond (pid {}) is using {}: one server per data folder and per SQLite file (stop it first, or give this one another --data-dir or --database)",
+                holder.trim(),
+                what.display()
+            );
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", lock_path.display()));
+        }
+    }
+    // Who holds it, for the message above (best effort).
+    let _ = lock.set_len(0);
+    let _ = lock.rewind();
+    let _ = write!(lock, "{}", std::process::id());
+    Ok(lock)
 }
 
 /// Refuses a key whose database is gone: a missing or empty SQLite file
@@ -215,14 +230,16 @@ fn sync_folder(path: &Path) -> anyhow::Result<()> {
 /// compacted, and the key) into a new folder, while a server may go on
 /// using the original. The copy is itself a data folder: start a server
 /// on it (or copy its two files back) to restore.
-pub async fn backup(data_dir: &Path, target: &Path) -> anyhow::Result<()> {
-    let database = data_dir.join("games.db");
-    let key_file = data_dir.join("server.key");
+///
+/// `database` and `key_file` are the server's (by default `games.db` and
+/// `server.key` in its data folder); the copy holds them under those two
+/// names.
+pub async fn backup(database: &Path, key_file: &Path, target: &Path) -> anyhow::Result<()> {
     if !database.exists() {
-        bail!("{} holds no games database", data_dir.display());
+        bail!("{} does not exist: no games database", database.display());
     }
-    let key = read_key(&key_file)?
-        .ok_or_else(|| anyhow::anyhow!("{} holds no server.key", data_dir.display()))?;
+    let key = read_key(key_file)?
+        .ok_or_else(|| anyhow::anyhow!("{} does not exist: no token key", key_file.display()))?;
     std::fs::create_dir(target).with_context(|| {
         format!(
             "creating {} (the backup goes into a new folder)",
@@ -230,7 +247,7 @@ pub async fn backup(data_dir: &Path, target: &Path) -> anyhow::Result<()> {
         )
     })?;
     let copy = target.join("games.db");
-    bg_store::SqliteStore::backup(&database, &copy)
+    bg_store::SqliteStore::backup(database, &copy)
         .await
         .with_context(|| format!("copying {}", database.display()))?;
     // On the disk before the command says it is done.

@@ -100,7 +100,7 @@ impl ApiError {
                 ApiError::new(
                     Code::Unavailable,
                     "DATABASE_UNREACHABLE",
-                    "the database cannot be reached (down or restarting): nothing was read or changed; retry later",
+                    "the database cannot be reached (down, restarting or overloaded): nothing was read or changed; retry later",
                 )
             }
             other => {

@@ -103,6 +103,9 @@ pub struct Config {
     pub idle_eviction: Duration,
     /// How long request ids are remembered for retries (None: for ever).
     pub request_retention: Option<Duration>,
+    /// On a shared database, how often watched games are read again, in
+    /// case a notice of another replica's commit was lost.
+    pub watch_resync: Duration,
 }
 
 /// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
@@ -118,6 +121,8 @@ pub async fn run(
     match config.database.clone() {
         Database::Sqlite(path) => {
             let data = DataDir::lock(&config.data_dir)?;
+            // A file outside the data folder has a lock of its own.
+            let file_lock = path.as_deref().map(DataDir::lock_file_of).transpose()?;
             let database = path.unwrap_or_else(|| data.database());
             let key_file = config
                 .token_key_file
@@ -130,7 +135,7 @@ pub async fn run(
             let secret = data_dir::token_key(&key_file, &store).await?;
             tracing::info!(database = %database.display(), "games stored in SQLite");
             let served = serve(config, store, secret, shutdown).await;
-            drop(data);
+            drop((data, file_lock));
             served
         }
         Database::Postgres(url) => {
@@ -195,7 +200,11 @@ async fn serve<S: GameStore>(
     let games = Arc::new(games::Games::new(store, secret, plugins, stop_rx.clone()));
     if let Some(changes) = changes {
         // Another server's commits reach this server's watchers.
-        tokio::spawn(games.clone().follow_changes(changes, stop_rx.clone()));
+        tokio::spawn(
+            games
+                .clone()
+                .follow_changes(changes, config.watch_resync, stop_rx.clone()),
+        );
     }
     let idle = config.idle_eviction;
     let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));

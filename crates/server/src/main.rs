@@ -36,8 +36,8 @@ struct Cli {
     /// Where games are stored: `sqlite:PATH`, or `postgres://...` for a
     /// database several servers (replicas) share. Default: games.db in
     /// the data folder.
-    #[arg(long, env = "BACKGAMMON_DATABASE_URL", value_parser = database, hide_env_values = true)]
-    database: Option<Database>,
+    #[arg(long, env = "BACKGAMMON_DATABASE_URL", hide_env_values = true)]
+    database: Option<String>,
     /// The key seat tokens derive from (32 bytes). Default: server.key in
     /// the data folder, created on first use with SQLite. With PostgreSQL
     /// it must exist, and be the same file on every replica.
@@ -69,6 +69,16 @@ struct Cli {
         value_parser = seconds
     )]
     request_retention_seconds: f64,
+    /// With a shared database, seconds between two readings of the
+    /// watched games' versions, in case a notice of another replica's
+    /// commit was lost (its replica died before sending it).
+    #[arg(
+        long,
+        env = "BACKGAMMON_WATCH_RESYNC_SECONDS",
+        default_value_t = 5.0,
+        value_parser = seconds
+    )]
+    watch_resync_seconds: f64,
     /// Log format.
     #[arg(long, env = "BACKGAMMON_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -134,6 +144,15 @@ fn main() -> Result<()> {
             .log_internal_errors(false)
             .init(),
     }
+    // Parsed here, not by clap, whose error would print the URL whole,
+    // password included.
+    let database: Option<Database> = match cli.database.as_deref() {
+        Some(url) => Some(
+            url.parse()
+                .map_err(|e: String| anyhow::anyhow!("--database: {e}"))?,
+        ),
+        None => None,
+    };
     let runtime = tokio::runtime::Runtime::new()?;
     // A file-size limit (RLIMIT_FSIZE) reached is a storage fault to answer
     // with errors, not a reason to die: SIGXFSZ would end the process, so
@@ -161,15 +180,24 @@ fn main() -> Result<()> {
             Ok(())
         }
         Some(Sub::Backup { target }) => {
-            if let Some(Database::Postgres(_)) = cli.database {
+            if let Some(Database::Postgres(_)) = database {
                 anyhow::bail!(
                     "backup copies a SQLite data folder; back a PostgreSQL database up with pg_dump (and keep the token key file with it)"
                 );
             }
-            runtime.block_on(bg_server::data_dir::backup(&cli.data_dir, &target))?;
+            let database = match &database {
+                Some(Database::Sqlite(Some(path))) => path.clone(),
+                _ => cli.data_dir.join("games.db"),
+            };
+            let key_file = cli
+                .token_key_file
+                .clone()
+                .unwrap_or_else(|| cli.data_dir.join("server.key"));
+            runtime.block_on(bg_server::data_dir::backup(&database, &key_file, &target))?;
             println!(
-                "backed up {} into {} (games.db and server.key)",
-                cli.data_dir.display(),
+                "backed up {} and {} into {} (games.db and server.key)",
+                database.display(),
+                key_file.display(),
                 target.display()
             );
             Ok(())
@@ -179,7 +207,7 @@ fn main() -> Result<()> {
                 listen: cli.listen,
                 plugin_dirs: cli.plugin_dir,
                 data_dir: cli.data_dir,
-                database: cli.database.unwrap_or(Database::Sqlite(None)),
+                database: database.unwrap_or(Database::Sqlite(None)),
                 token_key_file: cli.token_key_file,
                 durability: match cli.durability {
                     DurabilityArg::Full => Durability::Full,
@@ -189,6 +217,7 @@ fn main() -> Result<()> {
                 shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace_seconds.max(0.0)),
                 idle_eviction: Duration::from_secs_f64(cli.idle_seconds.max(0.1)),
                 // 0, or more than a Duration holds: for ever.
+                watch_resync: Duration::from_secs_f64(cli.watch_resync_seconds.clamp(0.1, 1e9)),
                 request_retention: Duration::try_from_secs_f64(cli.request_retention_seconds)
                     .ok()
                     .filter(|d| !d.is_zero()),
@@ -196,10 +225,6 @@ fn main() -> Result<()> {
             runtime.block_on(run(config, termination()))
         }
     }
-}
-
-fn database(url: &str) -> Result<Database, String> {
-    url.parse()
 }
 
 /// A number of seconds: finite and not negative.

@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use crate::convert;
 use crate::error::ApiError;
-use crate::games::{Action, Games, fingerprint, game_id_of};
+use crate::games::{Action, Games, check_request_id, fingerprint, game_id_of};
 
 pub struct Service<S> {
     games: Arc<Games<S>>,
@@ -51,6 +51,7 @@ impl<S: GameStore> Service<S> {
         // One game, however its id is spelled: the request is recognised
         // (on a retry) by its canonical form.
         let game_id = game_id_of(game_id)?;
+        check_request_id(request_id)?;
         let canonical = request.get_ref().for_game(&game_id);
         let action = Action {
             game_id: game_id.clone(),

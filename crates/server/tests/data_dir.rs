@@ -93,6 +93,28 @@ async fn a_second_server_on_the_same_data_folder_refuses_to_start() {
     new_game(&mut client, pb::MatchSettings::default()).await;
 }
 
+/// One server per SQLite file as well, when the file is given outside the
+/// data folder (`--database sqlite:PATH`): a second server with another
+/// data folder refuses it too.
+#[tokio::test]
+async fn a_second_server_on_the_same_sqlite_file_refuses_to_start() {
+    let shared = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", shared.path().join("games.db").display());
+    let fixture = start_with_args(&["--database", &url]);
+    let other = tempfile::tempdir().unwrap();
+    let (code, stderr) =
+        refused_start_with(other.path(), fixture.plugins.path(), &["--database", &url]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("another backgammond")
+            && stderr.contains(&fixture.server.pid().unwrap().to_string()),
+        "{stderr}"
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    new_game(&mut client, pb::MatchSettings::default()).await;
+    assert!(shared.path().join("games.db").exists());
+}
+
 /// Item 5: a lost key is not made again while games exist (their tokens
 /// derive from it); nor is another key taken.
 #[tokio::test]

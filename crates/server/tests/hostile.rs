@@ -247,3 +247,39 @@ async fn a_game_id_in_any_spelling_of_its_uuid_names_the_game() {
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
 }
+
+/// A request id is stored with its answer: one too long, or with control
+/// characters, is refused before anything is stored, on actions and on
+/// NewGame alike, and the game has not moved.
+#[tokio::test]
+async fn a_request_id_too_long_or_with_control_characters_is_refused() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    for bad in [
+        "x".repeat(129),
+        "nul\0inside".to_string(),
+        "line\nbreak".into(),
+    ] {
+        let refused = client.roll(roll(&g, &bad)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+        let field = refused
+            .get_details_error_info()
+            .and_then(|i| i.metadata.get("field").cloned());
+        assert_eq!(field.as_deref(), Some("request_id"));
+        let refused = client
+            .new_game(pb::NewGameRequest {
+                variant: "standard".into(),
+                request_id: format!("{bad}-0123456789abcdef"),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    }
+    assert_eq!(get_game(&mut client, &g).await, g.game);
+    // The longest accepted is 128 bytes (the opening roll is thrown
+    // already: a Roll now is answered with the game as it is).
+    let answered = client.roll(roll(&g, &"y".repeat(128))).await.unwrap();
+    assert_eq!(answered.into_inner(), g.game);
+}

@@ -8,18 +8,20 @@
 //! replicas, can never both apply an action to the same version. A commit
 //! that returned is durable.
 //!
-//! Commits from many games are grouped into one transaction (one fsync)
-//! by a single writer; each caller still gets its own result, and only
-//! after the group is durable.
+//! Concurrent commits share their fsync: SQLite's store groups the
+//! commits of many games into one transaction by a single writer (each
+//! caller still gets its own result, only after the group is durable);
+//! PostgreSQL groups the WAL flushes of concurrent connections itself.
 //!
-//! A write that fails in the storage itself (a full disk, an I/O error)
-//! is answered with [`StoreError::WriteFailed`], saying whether it is
-//! certainly not stored or whether its outcome is unknown (the failure
-//! came at or after COMMIT, as an fsync error does). Such a failure leaves
-//! no transaction open: the writer drops its connection and opens a new
-//! one. From a failed write on, [`GameStore::writable`] reports `false`;
-//! the writer checks now and then for room (free space, and a small write
-//! of its own) and reports `true` again once there is.
+//! A write that fails in the storage itself (a full disk, an I/O error,
+//! a lost connection) is answered with [`StoreError::WriteFailed`],
+//! saying whether it is certainly not stored or whether its outcome is
+//! unknown (the failure came at or after COMMIT, as an fsync error or a
+//! connection lost while waiting for the answer does). Such a failure
+//! leaves no transaction open. While the storage fails,
+//! [`GameStore::writable`] reports `false`; each store checks now and then
+//! with a small write of its own (and, for SQLite, free space) and reports
+//! `true` again once it works.
 //!
 //! Two stores implement it: [`SqliteStore`], one file owned by one
 //! process (the embedded default), and [`PgStore`], one PostgreSQL

@@ -25,9 +25,10 @@
 
 use std::time::{Duration, SystemTime};
 
+use sqlx::Connection;
 use sqlx::Postgres;
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::rows::{column, game_record, logged_events, request_record, stored_version};
@@ -50,7 +51,18 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 
 /// How long one probe may take before it counts as failed.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long the database may run one statement (`statement_timeout`), or
+/// wait for a lock (`lock_timeout`): past it, the statement fails and
+/// nothing of it is stored.
+const STATEMENT_TIMEOUT: &str = "10s";
+const LOCK_TIMEOUT: &str = "5s";
+
+/// How long a call waits for the database's answer, whatever happens to
+/// the connection (a half-open one never answers): past it, a read fails
+/// and a write's outcome is unknown.
+const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// How long the listener waits before connecting again.
 const RELISTEN_PAUSE: Duration = Duration::from_millis(200);
@@ -88,11 +100,14 @@ impl PgStore {
     /// commits.
     pub async fn connect(url: &str) -> Result<PgStore, StoreError> {
         let options: PgConnectOptions = url.parse()?;
-        let options = options.application_name("backgammond");
+        let options = options.application_name("backgammond").options([
+            ("statement_timeout", STATEMENT_TIMEOUT),
+            ("lock_timeout", LOCK_TIMEOUT),
+        ]);
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(read_failure)?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
@@ -103,11 +118,7 @@ impl PgStore {
         // Listening before the store is handed out: no commit made after
         // `connect` returns can go unannounced.
         let listener = listen(&pool).await.map_err(read_failure)?;
-        tokio::spawn(probe_loop(
-            pool.clone(),
-            writable_tx.clone(),
-            stopped.clone(),
-        ));
+        tokio::spawn(probe_loop(options, writable_tx.clone(), stopped.clone()));
         tokio::spawn(listen_loop(
             listener,
             pool.clone(),
@@ -131,7 +142,7 @@ impl PgStore {
     async fn connection(&self) -> Result<PoolConnection<Postgres>, StoreError> {
         self.pool.acquire().await.map_err(|e| {
             tracing::error!(error = %e, "no database connection for a write");
-            set(&self.writable_tx, false);
+            self.note(&e);
             StoreError::WriteFailed {
                 message: e.to_string(),
                 applied: Applied::No,
@@ -139,25 +150,66 @@ impl PgStore {
         })
     }
 
-    /// A write failed in the database: unwritable until a probe succeeds.
-    fn write_failed(&self, e: sqlx::Error) -> StoreError {
-        let e = write_failure(e);
+    /// A lost connection says the database is away: unwritable until the
+    /// probe writes again. Anything else (a statement refused, all
+    /// connections busy) is left to the probe to judge, so that one bad
+    /// call cannot take a healthy replica out of service.
+    fn note(&self, e: &sqlx::Error) {
+        if is_connection_lost(e) {
+            set(&self.writable_tx, false);
+        }
+    }
+
+    /// A write that failed, as the store reports it.
+    fn write_failed(&self, e: CallError) -> StoreError {
+        let e = match e {
+            CallError::Sqlx(e) => {
+                self.note(&e);
+                write_failure(e)
+            }
+            CallError::TimedOut => StoreError::WriteFailed {
+                message: format!("no answer from the database within {CALL_TIMEOUT:?}"),
+                applied: Applied::Unknown,
+            },
+        };
         if let StoreError::WriteFailed { message, applied } = &e {
             tracing::error!(error = %message, %applied, "database write failed");
-            set(&self.writable_tx, false);
         }
         e
     }
 
-    /// A read failed: if the database is unreachable, it is unwritable too.
-    fn read_failed(&self, e: sqlx::Error) -> StoreError {
-        let e = read_failure(e);
-        if matches!(e, StoreError::Unreachable(_)) {
-            set(&self.writable_tx, false);
+    /// A read that failed, as the store reports it.
+    fn read_failed(&self, e: CallError) -> StoreError {
+        match e {
+            CallError::Sqlx(e) => {
+                self.note(&e);
+                read_failure(e)
+            }
+            CallError::TimedOut => StoreError::Unreachable(format!(
+                "no answer from the database within {CALL_TIMEOUT:?}"
+            )),
         }
-        e
     }
 }
+
+/// Why a call to the database failed.
+enum CallError {
+    Sqlx(sqlx::Error),
+    /// No answer within [`CALL_TIMEOUT`].
+    TimedOut,
+}
+
+/// A call to the database, given at most [`CALL_TIMEOUT`].
+trait Deadline<T>: Future<Output = Result<T, sqlx::Error>> + Sized {
+    async fn by_deadline(self) -> Result<T, CallError> {
+        match tokio::time::timeout(CALL_TIMEOUT, self).await {
+            Ok(answer) => answer.map_err(CallError::Sqlx),
+            Err(_) => Err(CallError::TimedOut),
+        }
+    }
+}
+
+impl<T, F: Future<Output = Result<T, sqlx::Error>>> Deadline<T> for F {}
 
 fn set(writable: &watch::Sender<bool>, value: bool) {
     writable.send_if_modified(|now| {
@@ -165,6 +217,21 @@ fn set(writable: &watch::Sender<bool>, value: bool) {
         *now = value;
         changed
     });
+}
+
+/// Whether an error means the connection to the database was lost or
+/// refused (the server down, restarting, or out of reach).
+fn is_connection_lost(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
+        _ => false,
+    }
 }
 
 /// Whether an error means the database could not be reached or the
@@ -220,23 +287,34 @@ fn write_failure(e: sqlx::Error) -> StoreError {
     }
 }
 
-/// Every [`PROBE_INTERVAL`], a small write: the store is writable while it
-/// commits, unwritable while it does not.
+/// Every [`PROBE_INTERVAL`], a small write on a connection of its own (not
+/// the pool's, so busy calls cannot delay it): the store is writable while
+/// it commits, unwritable while it does not.
 async fn probe_loop(
-    pool: PgPool,
+    options: PgConnectOptions,
     writable: std::sync::Arc<watch::Sender<bool>>,
     mut stop: watch::Receiver<bool>,
 ) {
+    let mut connection: Option<PgConnection> = None;
     loop {
         tokio::select! {
             _ = tokio::time::sleep(PROBE_INTERVAL) => {}
             _ = stop.changed() => return,
         }
-        let probe = sqlx::query(
-            "INSERT INTO store_probe (id, writes) VALUES (1, 1) \
-             ON CONFLICT (id) DO UPDATE SET writes = store_probe.writes + 1",
-        )
-        .execute(&pool);
+        let probe = async {
+            if connection.is_none() {
+                connection = Some(PgConnection::connect_with(&options).await?);
+            }
+            let Some(probing) = connection.as_mut() else {
+                return Err(sqlx::Error::PoolClosed);
+            };
+            sqlx::query(
+                "INSERT INTO store_probe (id, writes) VALUES (1, 1) \
+                 ON CONFLICT (id) DO UPDATE SET writes = store_probe.writes + 1",
+            )
+            .execute(probing)
+            .await
+        };
         let ok = match tokio::time::timeout(PROBE_TIMEOUT, probe).await {
             Ok(Ok(_)) => true,
             Ok(Err(e)) => {
@@ -248,6 +326,10 @@ async fn probe_loop(
                 false
             }
         };
+        if !ok {
+            // A new connection next time: this one may be broken.
+            connection = None;
+        }
         if ok != *writable.borrow() {
             if ok {
                 tracing::info!("the database takes writes again");
@@ -435,6 +517,7 @@ impl GameStore for PgStore {
         let row = sqlx::query("SELECT version FROM games WHERE game_id = $1")
             .bind(game_id)
             .fetch_optional(&self.pool)
+            .by_deadline()
             .await
             .map_err(|e| self.read_failed(e))?;
         row.map(|row| stored_version(&row, &format!("game {game_id}")))
@@ -460,6 +543,7 @@ impl GameStore for PgStore {
         let mut connection = self.connection().await?;
         bind_log(query, events_json(events)?, request)
             .fetch_optional(&mut *connection)
+            .by_deadline()
             .await
             .map_err(|e| self.write_failed(e))?;
         Ok(())
@@ -472,6 +556,7 @@ impl GameStore for PgStore {
         )
         .bind(game_id)
         .fetch_optional(&self.pool)
+        .by_deadline()
         .await
         .map_err(|e| self.read_failed(e))?;
         row.map(|row| game_record(&row, game_id)).transpose()
@@ -492,6 +577,7 @@ impl GameStore for PgStore {
         let mut connection = self.connection().await?;
         let stored = bind_log(query, events_json(events)?, request)
             .fetch_optional(&mut *connection)
+            .by_deadline()
             .await
             .map_err(|e| self.write_failed(e))?;
         drop(connection);
@@ -523,6 +609,7 @@ impl GameStore for PgStore {
         .bind(game_id)
         .bind(version.min(i64::MAX as u64) as i64)
         .fetch_all(&self.pool)
+        .by_deadline()
         .await
         .map_err(|e| self.read_failed(e))?;
         logged_events(&rows, game_id)
@@ -539,6 +626,7 @@ impl GameStore for PgStore {
         .bind(scope)
         .bind(request_id)
         .fetch_optional(&self.pool)
+        .by_deadline()
         .await
         .map_err(|e| self.read_failed(e))?;
         row.map(|row| request_record(&row, scope, request_id))
@@ -548,6 +636,7 @@ impl GameStore for PgStore {
     async fn holds_games(&self) -> Result<bool, StoreError> {
         let any: Option<i32> = sqlx::query_scalar("SELECT 1 FROM games LIMIT 1")
             .fetch_optional(&self.pool)
+            .by_deadline()
             .await
             .map_err(|e| self.read_failed(e))?;
         Ok(any.is_some())
@@ -557,6 +646,7 @@ impl GameStore for PgStore {
         let row = sqlx::query("SELECT value FROM settings WHERE name = $1")
             .bind(name)
             .fetch_optional(&self.pool)
+            .by_deadline()
             .await
             .map_err(|e| self.read_failed(e))?;
         row.map(|row| column(&row, "value", &format!("setting {name}")))
@@ -571,6 +661,7 @@ impl GameStore for PgStore {
         .bind(name)
         .bind(value)
         .execute(&self.pool)
+        .by_deadline()
         .await
         .map_err(|e| self.write_failed(e))?;
         Ok(())
@@ -583,6 +674,7 @@ impl GameStore for PgStore {
         .bind(name)
         .bind(value)
         .execute(&self.pool)
+        .by_deadline()
         .await
         .map_err(|e| self.write_failed(e))?;
         self.setting(name)
@@ -603,6 +695,7 @@ impl GameStore for PgStore {
             .bind(NEW_GAME_SCOPE)
             .bind(FORGET_BATCH)
             .execute(&self.pool)
+            .by_deadline()
             .await
             .map_err(|e| self.read_failed(e))?
             .rows_affected();

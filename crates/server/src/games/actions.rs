@@ -205,6 +205,11 @@ impl<S: GameStore> Games<S> {
             {
                 return replay(&previous, &action.fingerprint);
             }
+            // Another writer moved the game on: answered as a stale
+            // version is on a single server.
+            if let StoreError::Conflict { current } = e {
+                return Err(ApiError::version_mismatch(current, action.expected_version));
+            }
             return Err(ApiError::store(e));
         }
         tracing::debug!(game_id, %seat, version = next.record.version, "action applied");

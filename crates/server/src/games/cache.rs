@@ -3,6 +3,7 @@
 //! not there or may be out of date, and forgotten when idle.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,6 +41,8 @@ pub(super) struct Slot {
     pub(super) updates: broadcast::Sender<Arc<pb::GameUpdate>>,
     /// When the game was last used (for evicting idle games).
     pub(super) last_used: Mutex<Instant>,
+    /// A refresh for another server's commit waits for the game's lock.
+    pub(super) refresh_waiting: AtomicBool,
 }
 
 /// The variant's answers a snapshot shows.
@@ -120,6 +123,7 @@ impl<S: GameStore> Games<S> {
                     live: tokio::sync::Mutex::new(None),
                     updates: broadcast::channel(WATCH_BUFFER).0,
                     last_used: Mutex::new(Instant::now()),
+                    refresh_waiting: AtomicBool::new(false),
                 })
             })
             .clone();

@@ -34,7 +34,7 @@ use tonic::Code;
 use crate::error::ApiError;
 
 pub use actions::Action;
-pub use retries::{MIN_NEW_GAME_REQUEST_ID, fingerprint};
+pub use retries::{MAX_REQUEST_ID, MIN_NEW_GAME_REQUEST_ID, check_request_id, fingerprint};
 
 use cache::Slot;
 

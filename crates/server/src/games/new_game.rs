@@ -14,7 +14,7 @@ use tonic::Code;
 
 use super::cache::Live;
 use super::events::{api_events, event_records};
-use super::retries::{MIN_NEW_GAME_REQUEST_ID, fingerprint};
+use super::retries::{MIN_NEW_GAME_REQUEST_ID, check_request_id, fingerprint};
 use super::seats::{seat_token, token_hash};
 use super::{Games, ServerDice, unserialisable};
 use crate::convert;
@@ -29,6 +29,7 @@ impl<S: GameStore> Games<S> {
         // A retried NewGame answers with both seat tokens, so its id is as
         // secret as they are: refuse ids short enough to guess (a length
         // check; a UUID4 is what to send), before any replay.
+        check_request_id(&request.request_id)?;
         if !request.request_id.is_empty() && request.request_id.len() < MIN_NEW_GAME_REQUEST_ID {
             return Err(ApiError::invalid(
                 "request_id",

@@ -15,6 +15,23 @@ use crate::error::ApiError;
 /// The shortest NewGame request id accepted (a UUID has 36 characters).
 pub const MIN_NEW_GAME_REQUEST_ID: usize = 16;
 
+/// The longest request id accepted, in bytes (a UUID has 36).
+pub const MAX_REQUEST_ID: usize = 128;
+
+/// A request id is stored with its answer: at most [`MAX_REQUEST_ID`]
+/// bytes, and no control characters (which no store need take).
+pub fn check_request_id(request_id: &str) -> Result<(), ApiError> {
+    if request_id.len() > MAX_REQUEST_ID || request_id.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            "request_id",
+            format!(
+                "a request_id is at most {MAX_REQUEST_ID} bytes, without control characters (a UUID is what to send)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// SHA-256 of a request's method and bytes.
 pub fn fingerprint(method: &str, message: &impl Message) -> Vec<u8> {
     let mut hash = Sha256::new();

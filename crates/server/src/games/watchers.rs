@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use bg_api::v1 as pb;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bg_store::{Change, GameStore};
@@ -17,10 +18,6 @@ use crate::error::ApiError;
 
 /// Updates a watcher may fall behind by before it must resume.
 pub(super) const WATCH_BUFFER: usize = 32;
-
-/// On a shared store, how often watched games are read again should a
-/// notice of another server's commit have been lost unnoticed.
-const RESYNC_INTERVAL: Duration = Duration::from_secs(5);
 
 impl<S: GameStore> Games<S> {
     /// Tells this server's watchers of a game what another server did to
@@ -50,27 +47,27 @@ impl<S: GameStore> Games<S> {
     /// Follows the commits of every server on a shared store, until the
     /// server stops: the watchers of a game another server moved on get
     /// its updates from the event log, in version order. After notices
-    /// may have been lost, and every [`RESYNC_INTERVAL`] in case one was
-    /// lost unnoticed, every watched game is read again.
+    /// may have been lost, and every `resync` in case one was lost
+    /// unnoticed (its server died before sending it), every watched game
+    /// is read again.
     pub async fn follow_changes(
         self: Arc<Self>,
         mut changes: broadcast::Receiver<Change>,
+        resync: Duration,
         mut stop: watch::Receiver<bool>,
     ) {
-        let mut resync = tokio::time::interval(RESYNC_INTERVAL);
+        let mut every = tokio::time::interval(resync);
         loop {
             let change = tokio::select! {
                 change = changes.recv() => change,
-                _ = resync.tick() => Ok(Change::Resync),
+                _ = every.tick() => Ok(Change::Resync),
                 _ = stop.changed() => return,
             };
             match change {
-                Ok(Change::Game { game_id, version }) => {
-                    self.refresh_watched(&game_id, Some(version)).await
-                }
+                Ok(Change::Game { game_id, .. }) => self.refresh_watched(game_id),
                 Ok(Change::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
                     for game_id in self.watched_games() {
-                        self.refresh_watched(&game_id, None).await;
+                        self.refresh_watched(game_id);
                     }
                 }
                 Err(broadcast::error::RecvError::Closed) => return,
@@ -88,25 +85,36 @@ impl<S: GameStore> Games<S> {
             .collect()
     }
 
-    /// Brings a watched game up to `version` (or to the stored version),
-    /// telling its watchers what they missed. A failure (the database
-    /// down) is left to the next notice or resync.
-    async fn refresh_watched(&self, game_id: &str, version: Option<u64>) {
+    /// Brings a game held here up to its stored version, telling its
+    /// watchers what they missed, in a task of its own: a game whose lock
+    /// a slow call holds delays no other. One refresh of a game waits at
+    /// a time: a notice that comes while one waits is covered by it, since
+    /// it reads the stored version once it holds the game.
+    fn refresh_watched(self: &Arc<Self>, game_id: String) {
         let slot = {
             let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            match slots.get(game_id) {
-                Some(slot) if slot.updates.receiver_count() > 0 => slot.clone(),
-                _ => return,
+            match slots.get(&game_id) {
+                Some(slot) => slot.clone(),
+                None => return,
             }
         };
-        let mut guard = slot.live.lock().await;
-        let refreshed = match version {
-            Some(version) => self.current(&slot, &mut guard, game_id, version).await,
-            None => self.fresh(&slot, &mut guard, game_id).await,
-        };
-        if let Err(e) = refreshed {
-            tracing::debug!(game_id, error = %e.message, "watched game not refreshed; retried later");
+        if slot.refresh_waiting.swap(true, Ordering::AcqRel) {
+            return;
         }
+        let games = self.clone();
+        tokio::spawn(async move {
+            let mut guard = slot.live.lock().await;
+            // A notice from now on starts another refresh.
+            slot.refresh_waiting.store(false, Ordering::Release);
+            // Counted under the lock: a watcher subscribing while the
+            // notice came is counted now.
+            if slot.updates.receiver_count() == 0 {
+                return;
+            }
+            if let Err(e) = games.fresh(&slot, &mut guard, &game_id).await {
+                tracing::debug!(game_id, error = %e.message, "watched game not refreshed; retried later");
+            }
+        });
     }
 
     /// The updates after `from_version`, then live ones, until the client

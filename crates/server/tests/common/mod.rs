@@ -297,6 +297,15 @@ pub async fn step(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
 /// code and what it printed on stderr (it is killed if still running
 /// after 20 s, and the test fails).
 pub fn refused_start(data: &std::path::Path, plugins: &std::path::Path) -> (i32, String) {
+    refused_start_with(data, plugins, &[])
+}
+
+/// [`refused_start`] with more arguments.
+pub fn refused_start_with(
+    data: &std::path::Path,
+    plugins: &std::path::Path,
+    args: &[&str],
+) -> (i32, String) {
     use std::io::Read;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
         .arg("--listen")
@@ -305,6 +314,7 @@ pub fn refused_start(data: &std::path::Path, plugins: &std::path::Path) -> (i32,
         .arg(plugins)
         .arg("--data-dir")
         .arg(data)
+        .args(args)
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
