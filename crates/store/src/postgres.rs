@@ -508,8 +508,15 @@ impl GameStore for PgStore {
         self.writable.clone()
     }
 
+    /// Sends the commit notices still waiting (for up to a second: the
+    /// other replicas' watchers hear of this one's last commits at once),
+    /// then closes the connections once their calls are done.
     async fn close(&self) {
         let _ = self.stop.send(true);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+        while self.notices.capacity() < NOTICES_WAITING && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         self.pool.close().await;
     }
 
