@@ -1,6 +1,8 @@
 //! `bgctl bench load`: Move throughput of a running server (or of several
 //! replicas, the games spread over them), measured side by side with the
-//! same servers' health check, and how long each Roll and Move call took.
+//! same servers' health check, how long each Roll and Move call took, and
+//! how many versions the server stored (for stored bytes per action).
+//! `--auto-roll` plays cubeless games with auto-roll on: one call a turn.
 //! `bgctl bench watch`: how soon a watcher hears of an action, on the same
 //! server or on another replica.
 
@@ -17,13 +19,50 @@ use tonic_health::pb::health_client::HealthClient;
 
 use crate::client::{authorized, explain};
 
-/// Plays games until the deadline, counting Move calls in `moves`;
-/// returns how long each Roll and Move call took.
+/// What a load run counts, over all its workers.
+#[derive(Default)]
+struct Counts {
+    /// Move calls answered.
+    moves: AtomicU64,
+    /// Versions the server stored: one per game created, and one per
+    /// action applied (a Roll, a Move).
+    actions: AtomicU64,
+}
+
+/// The games a load run plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Money games with the cube (never turned), auto-roll off: a Roll and
+    /// a Move call a turn.
+    Classic,
+    /// Cubeless money games with auto-roll on: one Move call a turn.
+    AutoRoll,
+}
+
+impl Mode {
+    fn settings(self) -> pb::MatchSettings {
+        match self {
+            Mode::Classic => pb::MatchSettings {
+                auto_roll: Some(false),
+                ..Default::default()
+            },
+            Mode::AutoRoll => pb::MatchSettings {
+                cube_max: Some(0),
+                auto_roll: Some(true),
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// Plays games until the deadline, counting Move calls and stored
+/// versions; returns how long each Roll and Move call took.
 async fn play_games(
     mut client: GameServiceClient<Channel>,
     deadline: Instant,
     games_left: Arc<AtomicU64>,
-    moves: Arc<AtomicU64>,
+    counts: Arc<Counts>,
+    mode: Mode,
 ) -> Result<Vec<Duration>> {
     let mut n = 0u64;
     let mut latencies = Vec::new();
@@ -37,6 +76,7 @@ async fn play_games(
         let created = client
             .new_game(pb::NewGameRequest {
                 variant: "standard".into(),
+                settings: Some(mode.settings()),
                 ..Default::default()
             })
             .await
@@ -44,6 +84,7 @@ async fn play_games(
             .into_inner();
         let tokens = [created.white_token, created.black_token];
         let mut game = created.game.context("NewGame returned no game")?;
+        counts.actions.fetch_add(game.version, Ordering::Relaxed);
         while Instant::now() < deadline {
             n += 1;
             let token = match pb::Seat::try_from(game.to_act) {
@@ -52,7 +93,8 @@ async fn play_games(
                 _ => break,
             };
             let game_id = game.game_id.clone();
-            let request_id = format!("bench-{game_id}-{}", game.version);
+            let version = game.version;
+            let request_id = format!("bench-{game_id}-{version}");
             let sent = Instant::now();
             game = match pb::Phase::try_from(game.phase) {
                 Ok(pb::Phase::Roll) => client
@@ -82,12 +124,15 @@ async fn play_games(
                         token,
                     )?);
                     let game = call.await.map_err(explain)?.into_inner();
-                    moves.fetch_add(1, Ordering::Relaxed);
+                    counts.moves.fetch_add(1, Ordering::Relaxed);
                     game
                 }
                 _ => break,
             };
             latencies.push(sent.elapsed());
+            counts
+                .actions
+                .fetch_add(game.version.saturating_sub(version), Ordering::Relaxed);
         }
     }
     Ok(latencies)
@@ -139,11 +184,17 @@ fn nth(channels: &[Channel], i: usize) -> Channel {
     channels[i % channels.len()].clone()
 }
 
-pub async fn load(addrs: &[String], concurrency: usize, games: u64, seconds: f64) -> Result<()> {
+pub async fn load(
+    addrs: &[String],
+    concurrency: usize,
+    games: u64,
+    seconds: f64,
+    mode: Mode,
+) -> Result<()> {
     let channels = channels(addrs).await?;
     let duration = Duration::from_secs_f64(seconds);
 
-    let moves = Arc::new(AtomicU64::new(0));
+    let counts = Arc::new(Counts::default());
     let games_left = Arc::new(AtomicU64::new(if games == 0 { u64::MAX } else { games }));
     let start = Instant::now();
     let deadline = start + duration;
@@ -153,7 +204,8 @@ pub async fn load(addrs: &[String], concurrency: usize, games: u64, seconds: f64
                 GameServiceClient::new(nth(&channels, i)),
                 deadline,
                 games_left.clone(),
-                moves.clone(),
+                counts.clone(),
+                mode,
             ))
         })
         .collect();
@@ -161,7 +213,8 @@ pub async fn load(addrs: &[String], concurrency: usize, games: u64, seconds: f64
     for w in workers {
         latencies.extend(w.await??);
     }
-    let move_rps = moves.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
+    let moves = counts.moves.load(Ordering::Relaxed);
+    let move_rps = moves as f64 / start.elapsed().as_secs_f64();
     latencies.sort_unstable();
 
     let checks = Arc::new(AtomicU64::new(0));
@@ -182,9 +235,13 @@ pub async fn load(addrs: &[String], concurrency: usize, games: u64, seconds: f64
     let health_rps = checks.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
 
     println!(
-        "servers={} concurrency={concurrency} seconds={seconds} moves={} health_checks={}",
+        "mode={} servers={} concurrency={concurrency} seconds={seconds} moves={moves} actions={} health_checks={}",
+        match mode {
+            Mode::Classic => "classic",
+            Mode::AutoRoll => "auto-roll",
+        },
         channels.len(),
-        moves.load(Ordering::Relaxed),
+        counts.actions.load(Ordering::Relaxed),
         checks.load(Ordering::Relaxed)
     );
     println!(

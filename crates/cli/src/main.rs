@@ -91,6 +91,10 @@ enum Command {
         /// Highest cube value; 0 for no cube.
         #[arg(long)]
         cube_max: Option<u32>,
+        /// Let the server roll for a player who cannot double (`true` or
+        /// `false`; default: on where the game has no cube).
+        #[arg(long)]
+        auto_roll: Option<bool>,
         /// Start every game of the match from this gnubg Position ID (read
         /// with white on roll), instead of the variant's setup; for the
         /// variants on the standard board.
@@ -194,7 +198,8 @@ enum Bench {
         repeat: u32,
     },
     /// Plays complete games against a running server, then calls
-    /// grpc.health.v1/Check the same way; last line
+    /// grpc.health.v1/Check the same way; the first line counts the moves
+    /// and the actions the server stored, the last is
     /// `move_rps=<x> health_rps=<y> ratio=<x/y>`. With `--addr A,B,...`
     /// (replicas of one service), the games and checks are spread over
     /// them.
@@ -208,6 +213,10 @@ enum Bench {
         /// Seconds for each of the two measurements.
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
+        /// Cubeless games with auto-roll on (one Move call a turn) instead
+        /// of money games with the cube (a Roll and a Move call a turn).
+        #[arg(long)]
+        auto_roll: bool,
     },
     /// Plays a match on the first `--addr` and watches it on the last one
     /// (`--addr A,B`: two replicas); prints the delay from each action's
@@ -245,12 +254,18 @@ fn main() -> Result<()> {
                     concurrency,
                     games,
                     seconds,
+                    auto_roll,
                 },
         } => tokio::runtime::Runtime::new()?.block_on(bench::load(
             &addresses(&cli.addr),
             concurrency,
             games,
             seconds,
+            if auto_roll {
+                bench::Mode::AutoRoll
+            } else {
+                bench::Mode::Classic
+            },
         )),
         Command::Bench {
             bench: Bench::Watch { actions },
@@ -302,6 +317,7 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
             options,
             resign_offers,
             cube_max,
+            auto_roll,
             position_id,
         } => {
             let start_board = position_id
@@ -314,6 +330,7 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                 settings: Some(pb::MatchSettings {
                     match_length,
                     cube_max,
+                    auto_roll,
                     resignation: if resign_offers {
                         pb::ResignationMode::Offer as i32
                     } else {

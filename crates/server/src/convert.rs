@@ -75,6 +75,7 @@ pub fn settings(request: Option<&pb::MatchSettings>) -> Result<MatchSettings, Ap
                 ));
             }
         },
+        auto_roll: s.auto_roll,
     };
     settings
         .validate()
@@ -114,6 +115,7 @@ fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
             Some(FirstMove::Winner) => pb::FirstMove::Winner,
             Some(FirstMove::OpeningRoll) => pb::FirstMove::OpeningRoll,
         } as i32,
+        auto_roll: s.auto_roll,
     }
 }
 

@@ -131,6 +131,12 @@ impl<S: GameStore> GameService for Service<S> {
                     draws: caps.contains(Capabilities::DRAWS),
                     standard_board: caps.contains(Capabilities::STANDARD_BOARD),
                     max_win_level: p.max_win_level(),
+                    // The engine's default (MatchSettings::auto_roll): on
+                    // where a game set up with the default options has no
+                    // cube.
+                    auto_roll: p
+                        .new_game(&Default::default())
+                        .map_or(!caps.contains(Capabilities::CUBE), |setup| !setup.cube),
                 }
             })
             .collect();

@@ -9,8 +9,12 @@
 //! changing these types means a new format version, with a migration
 //! from the older ones in [`decode`].
 //!
-//! **Format 1** (the current one): `{"format": 1, "match": MATCH}`, where
-//! MATCH is the object described by [`v1::Match`].
+//! **Format 2** (the current one): `{"format": 2, "match": MATCH}`, where
+//! MATCH is the object described by [`v1::Match`], with the settings'
+//! `auto_roll`.
+//!
+//! **Format 1**: the same without `auto_roll` (games made before it: read
+//! with auto-roll off, as they were played).
 //!
 //! **Format 0** (games stored before formats had versions): MATCH alone,
 //! with the same fields as format 1. It is read as format 1.
@@ -22,7 +26,7 @@ use bg_engine::Board;
 use bg_engine::game::Match;
 
 /// The format written.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Why a stored snapshot cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +41,7 @@ pub enum SnapshotError {
     Invalid(String),
 }
 
-/// A match as stored (format 1).
+/// A match as stored (format 2).
 pub fn encode(game: &Match) -> Result<String, serde_json::Error> {
     serde_json::to_string(&Envelope {
         format: FORMAT,
@@ -52,7 +56,8 @@ pub fn decode(text: &str) -> Result<Match, SnapshotError> {
         // Format 0: the match alone.
         None => serde_json::from_value::<v1::Match>(value)?,
         Some(format) => match format.as_u64() {
-            Some(1) => serde_json::from_value::<Envelope>(value)?.game,
+            // Format 1 lacks `auto_roll`, read as off.
+            Some(1 | 2) => serde_json::from_value::<Envelope>(value)?.game,
             Some(newer) if newer > u64::from(FORMAT) => return Err(SnapshotError::Newer(newer)),
             _ => return Err(SnapshotError::Invalid(format!("format {format}"))),
         },
@@ -77,7 +82,8 @@ struct Envelope {
     game: v1::Match,
 }
 
-/// The types of format 1 (and 0). Never change them: add a format.
+/// The types of format 2 (and 1, 0: without `auto_roll`). Never change
+/// them: add a format.
 pub mod v1 {
     use serde::{Deserialize, Serialize};
 
@@ -131,6 +137,9 @@ pub mod v1 {
         pub resignation: ResignMode,
         pub draw_on_last_roll: bool,
         pub first_move: Option<FirstMove>,
+        /// Format 2 on (formats 0 and 1: off, as their games were made).
+        #[serde(default)]
+        pub auto_roll: bool,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -374,6 +383,8 @@ mod convert {
                 s::FirstMove::Winner => v1::FirstMove::Winner,
                 s::FirstMove::OpeningRoll => v1::FirstMove::OpeningRoll,
             }),
+            // Settled when the match starts: every stored match has it.
+            auto_roll: s.auto_roll == Some(true),
         }
     }
 
@@ -407,6 +418,7 @@ mod convert {
                 v1::FirstMove::Winner => s::FirstMove::Winner,
                 v1::FirstMove::OpeningRoll => s::FirstMove::OpeningRoll,
             }),
+            auto_roll: Some(s.auto_roll),
         }
     }
 
@@ -533,10 +545,14 @@ mod tests {
         assert_eq!(game.dice, Some(bg_engine::Dice::new(5, 4).unwrap()));
         assert_eq!(game.settings.cube, bg_engine::game::CubeLimit::Max(64));
         assert_eq!(game.variant_state.len(), 53);
-        // Written again, it is format 1, and reads back the same.
+        // Auto-roll did not exist: the game is played without it.
+        assert_eq!(game.settings.auto_roll, Some(false));
+        // Written again, it is the current format, and reads back the same.
         let again = encode(&game).unwrap();
-        assert!(again.starts_with(r#"{"format":1,"match":{"#), "{again}");
+        assert!(again.starts_with(r#"{"format":2,"match":{"#), "{again}");
         assert_eq!(decode(&again).unwrap(), game);
+        let format_1 = format!(r#"{{"format":1,"match":{FORMAT_0}}}"#);
+        assert_eq!(decode(&format_1).unwrap(), game);
 
         let oldest = decode(FORMAT_0_OLDEST).unwrap();
         assert_eq!(oldest.settings.auto_doubles, 0);
@@ -546,14 +562,19 @@ mod tests {
         assert_eq!(oldest.resignation.map(|r| r.level), Some(2));
     }
 
-    /// Format 1 is pinned: the same match always writes the same text. A
+    /// Format 2 is pinned: the same match always writes the same text. A
     /// change here means a new format (and a migration in `decode`).
     #[test]
-    fn format_1_is_the_format_0_match_in_an_envelope() {
-        let game = decode(FORMAT_0).unwrap();
+    fn format_2_is_the_format_0_match_with_auto_roll_in_an_envelope() {
+        let mut game = decode(FORMAT_0).unwrap();
+        game.settings.auto_roll = Some(true);
+        let with_auto_roll = FORMAT_0.replace(
+            r#""first_move":"loser"}"#,
+            r#""first_move":"loser","auto_roll":true}"#,
+        );
         assert_eq!(
             encode(&game).unwrap(),
-            format!(r#"{{"format":1,"match":{FORMAT_0}}}"#)
+            format!(r#"{{"format":2,"match":{with_auto_roll}}}"#)
         );
     }
 

@@ -343,7 +343,9 @@ async fn a_game_stored_in_the_previous_format_plays_on() {
     drop(client);
     fixture.server.kill();
     let written = stored_state(&fixture, &g.id()).await;
-    assert!(written.starts_with(r#"{"format":1,"match":"#), "{written}");
+    assert!(written.starts_with(r#"{"format":2,"match":"#), "{written}");
+    // Made before auto-roll: played on without it.
+    assert!(written.contains(r#""auto_roll":false"#), "{written}");
 }
 
 /// A game stored by a newer server (a format this one does not know) is
@@ -355,7 +357,7 @@ async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
     let mut client = connect(&fixture.server.addr).await;
     let g = game_with_a_move(&mut client).await;
     fixture.server.kill();
-    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 2)").await;
+    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 3)").await;
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     let status = client

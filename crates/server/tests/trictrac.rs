@@ -53,7 +53,13 @@ async fn a_complete_partie_through_the_api_with_a_stay_and_a_go() {
     assert!(trictrac.options.iter().any(|o| o.name == "stake"));
     assert!(!trictrac.cube, "no cube in tric-trac");
 
-    let mut g = variant_match(&mut client, "trictrac", pb::MatchSettings::default()).await;
+    // Rolled by hand: the test follows each throw (auto-roll is
+    // tested on its own, in auto_roll.rs).
+    let by_hand = pb::MatchSettings {
+        auto_roll: Some(false),
+        ..Default::default()
+    };
+    let mut g = variant_match(&mut client, "trictrac", by_hand).await;
     assert!(at_the_talons(g.game.board.as_ref().unwrap()));
     assert!(
         !g.game.position_id.is_empty(),
@@ -220,7 +226,10 @@ async fn new_game_sets_up_a_worked_example_with_points_holes_and_roll_number() {
         pb::NewGameRequest {
             variant: "trictrac".into(),
             options,
-            settings: Some(pb::MatchSettings::default()),
+            settings: Some(pb::MatchSettings {
+                auto_roll: Some(false),
+                ..Default::default()
+            }),
             start_board: Some(pb::Board {
                 points: points.clone(),
                 ..Default::default()
@@ -296,7 +305,13 @@ async fn a_pending_stay_or_go_and_its_answer_survive_sigkill() {
     let mut fixture = start_with_plugins(&[("bg_trictrac", "libbg_trictrac.so")], &[]);
     let mut client = connect(&fixture.server.addr).await;
     let mut rng = StdRng::seed_from_u64(7);
-    let mut g = variant_match(&mut client, "trictrac", pb::MatchSettings::default()).await;
+    // Rolled by hand: the test follows each throw (auto-roll is
+    // tested on its own, in auto_roll.rs).
+    let by_hand = pb::MatchSettings {
+        auto_roll: Some(false),
+        ..Default::default()
+    };
+    let mut g = variant_match(&mut client, "trictrac", by_hand).await;
     play_until_a_decision(&mut client, &mut g, &mut rng)
         .await
         .expect("a hole is won before the partie ends");

@@ -60,30 +60,37 @@ pub struct GameRecord {
     pub start_board: Option<String>,
 }
 
-/// One event of an action.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct EventRecord {
-    /// The version the action produced.
+/// One applied action in the event log: the version it produced and the
+/// server's record of it (its events, and what it takes to apply it again),
+/// as text the store keeps as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogEntry {
+    /// The version the action produced (1: the game's creation).
     pub version: u64,
-    /// The event's place within the action.
-    pub index: u32,
-    pub kind: String,
-    /// 0 white, 1 black, none for events of nobody in particular.
-    pub seat: Option<u8>,
-    /// The event's fields, as JSON.
-    pub detail: String,
+    pub text: String,
 }
 
-/// A client request id and the answer it got.
+/// A client request id and how to give its answer again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestRecord {
-    /// The game id, or [`NEW_GAME_SCOPE`].
+    /// The game id and seat, or [`NEW_GAME_SCOPE`].
     pub scope: String,
     pub request_id: String,
     /// A digest of the request, to refuse the same id for another request.
     pub fingerprint: Vec<u8>,
-    /// The encoded response.
-    pub response: Vec<u8>,
+    pub answer: Answer,
+}
+
+/// What a request id's answer is rebuilt from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The version the request's action produced, in the scope's game.
+    Version(u64),
+    /// The game a NewGame request created (at version 1).
+    Created(String),
+    /// The whole encoded answer, as recorded by servers before answers
+    /// were rebuilt (kept so that their retries are still answered).
+    Response(Vec<u8>),
 }
 
 /// The scope of NewGame's request ids.
@@ -184,11 +191,12 @@ pub trait GameStore: Clone + Send + Sync + 'static {
     /// and closes; later writes fail (not stored).
     fn close(&self) -> impl Future<Output = ()> + Send;
 
-    /// Stores a new game with its first events (and NewGame's request id).
+    /// Stores a new game with its first log entry (version 1) and
+    /// NewGame's request id.
     fn create(
         &self,
         game: &GameRecord,
-        events: &[EventRecord],
+        entry: &LogEntry,
         request: Option<&RequestRecord>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
@@ -198,21 +206,22 @@ pub trait GameStore: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<GameRecord>, StoreError>> + Send;
 
     /// Replaces the snapshot if it is still at `expected_version`, appends
-    /// the events and records the request, all or nothing.
+    /// the log entry (of `game.version`) and records the request, all or
+    /// nothing.
     fn commit(
         &self,
         game: &GameRecord,
         expected_version: u64,
-        events: &[EventRecord],
+        entry: &LogEntry,
         request: Option<&RequestRecord>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Events of the actions after `version`, in order.
-    fn events_after(
+    /// The log entries after `version` (from 0: all), in order.
+    fn log_after(
         &self,
         game_id: &str,
         version: u64,
-    ) -> impl Future<Output = Result<Vec<EventRecord>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<LogEntry>, StoreError>> + Send;
 
     fn request(
         &self,

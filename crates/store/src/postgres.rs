@@ -31,9 +31,11 @@ use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 use tokio::sync::{broadcast, mpsc, watch};
 
-use crate::rows::{column, game_record, logged_events, request_record, stored_version};
+use crate::rows::{
+    AnswerColumns, column, game_record, log_entries, request_record, stored_version,
+};
 use crate::{
-    Applied, Change, EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError,
+    Applied, Change, GameRecord, GameStore, LogEntry, NEW_GAME_SCOPE, RequestRecord, StoreError,
 };
 
 /// The channel commits are announced on; the payload is
@@ -423,16 +425,6 @@ fn parse_notice(payload: &str) -> Option<Change> {
     })
 }
 
-/// An action's events as one row of the event log (a JSON array), or none.
-fn events_json(events: &[EventRecord]) -> Result<Option<String>, StoreError> {
-    if events.is_empty() {
-        return Ok(None);
-    }
-    serde_json::to_string(events)
-        .map(Some)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
 fn unix_seconds(time: SystemTime) -> i64 {
     time.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs().min(i64::MAX as u64) as i64)
@@ -445,24 +437,30 @@ fn version_param(version: u64) -> Result<i64, StoreError> {
 
 type PgQuery<'q> = sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>;
 
-/// Binds an action's events (a JSON array, or NULL) and its request id's
-/// five columns (NULL when there is none): the last six parameters of
-/// [`CREATE`] and [`COMMIT`].
+/// Binds an action's log entry (its version and text) and its request
+/// id's seven columns (NULL when there is none): the last nine parameters
+/// of [`CREATE`] and [`COMMIT`]. An answer that cannot be stored is
+/// refused here, before anything is sent.
 fn bind_log<'q>(
     query: PgQuery<'q>,
-    events: Option<String>,
+    entry: &'q LogEntry,
     request: Option<&'q RequestRecord>,
-) -> PgQuery<'q> {
-    query
-        .bind(events)
+) -> Result<PgQuery<'q>, StoreError> {
+    let answer = request.map(|r| AnswerColumns::of(&r.answer)).transpose()?;
+    Ok(query
+        .bind(version_param(entry.version)?)
+        .bind(entry.text.as_str())
         .bind(request.map(|r| r.scope.as_str()))
         .bind(request.map(|r| r.request_id.as_str()))
         .bind(request.map(|r| r.fingerprint.as_slice()))
-        .bind(request.map(|r| r.response.as_slice()))
-        .bind(unix_seconds(SystemTime::now()))
+        .bind(answer.and_then(|a| a.version))
+        .bind(answer.and_then(|a| a.game_id))
+        .bind(answer.and_then(|a| a.response))
+        .bind(unix_seconds(SystemTime::now())))
 }
 
-/// The new game, its first events and its request id, in one statement.
+/// The new game, its first log entry and its request id, in one
+/// statement.
 const CREATE: &str = "\
 WITH created AS (
     INSERT INTO games (game_id, variant, variant_version, options, version, state,
@@ -471,14 +469,14 @@ WITH created AS (
     RETURNING game_id
 ), logged AS (
     INSERT INTO game_events (game_id, version, events)
-    SELECT game_id, $5, $10 FROM created WHERE $10::text IS NOT NULL
+    SELECT game_id, $10, $11 FROM created
 ), answered AS (
-    INSERT INTO requests (scope, request_id, fingerprint, response, created_at)
-    SELECT $11, $12, $13, $14, $15 FROM created WHERE $11::text IS NOT NULL
+    INSERT INTO requests (scope, request_id, fingerprint, version, game_id, response, created_at)
+    SELECT $12, $13, $14, $15, $16, $17, $18 FROM created WHERE $12::text IS NOT NULL
 )
 SELECT 1 AS stored FROM created";
 
-/// The compare-and-set of the snapshot, the action's events and its
+/// The compare-and-set of the snapshot, the action's log entry and its
 /// request id, in one statement: nothing is written unless the game is
 /// still at `$4`.
 const COMMIT: &str = "\
@@ -488,10 +486,10 @@ WITH updated AS (
     RETURNING game_id
 ), logged AS (
     INSERT INTO game_events (game_id, version, events)
-    SELECT game_id, $1, $5 FROM updated WHERE $5::text IS NOT NULL
+    SELECT game_id, $5, $6 FROM updated
 ), answered AS (
-    INSERT INTO requests (scope, request_id, fingerprint, response, created_at)
-    SELECT $6, $7, $8, $9, $10 FROM updated WHERE $6::text IS NOT NULL
+    INSERT INTO requests (scope, request_id, fingerprint, version, game_id, response, created_at)
+    SELECT $7, $8, $9, $10, $11, $12, $13 FROM updated WHERE $7::text IS NOT NULL
 )
 SELECT 1 AS stored FROM updated";
 
@@ -534,7 +532,7 @@ impl GameStore for PgStore {
     async fn create(
         &self,
         game: &GameRecord,
-        events: &[EventRecord],
+        entry: &LogEntry,
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
         let query = sqlx::query(CREATE)
@@ -547,8 +545,9 @@ impl GameStore for PgStore {
             .bind(&game.token_hashes[0])
             .bind(&game.token_hashes[1])
             .bind(&game.start_board);
+        let query = bind_log(query, entry, request)?;
         let mut connection = self.connection().await?;
-        bind_log(query, events_json(events)?, request)
+        query
             .fetch_optional(&mut *connection)
             .by_deadline()
             .await
@@ -573,7 +572,7 @@ impl GameStore for PgStore {
         &self,
         game: &GameRecord,
         expected_version: u64,
-        events: &[EventRecord],
+        entry: &LogEntry,
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
         let query = sqlx::query(COMMIT)
@@ -581,8 +580,9 @@ impl GameStore for PgStore {
             .bind(&game.state)
             .bind(&game.game_id)
             .bind(version_param(expected_version)?);
+        let query = bind_log(query, entry, request)?;
         let mut connection = self.connection().await?;
-        let stored = bind_log(query, events_json(events)?, request)
+        let stored = query
             .fetch_optional(&mut *connection)
             .by_deadline()
             .await
@@ -605,11 +605,7 @@ impl GameStore for PgStore {
         }
     }
 
-    async fn events_after(
-        &self,
-        game_id: &str,
-        version: u64,
-    ) -> Result<Vec<EventRecord>, StoreError> {
+    async fn log_after(&self, game_id: &str, version: u64) -> Result<Vec<LogEntry>, StoreError> {
         let rows = sqlx::query(
             "SELECT version, events FROM game_events WHERE game_id = $1 AND version > $2 ORDER BY version",
         )
@@ -619,7 +615,7 @@ impl GameStore for PgStore {
         .by_deadline()
         .await
         .map_err(|e| self.read_failed(e))?;
-        logged_events(&rows, game_id)
+        log_entries(&rows, game_id)
     }
 
     async fn request(
@@ -628,7 +624,8 @@ impl GameStore for PgStore {
         request_id: &str,
     ) -> Result<Option<RequestRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT fingerprint, response FROM requests WHERE scope = $1 AND request_id = $2",
+            "SELECT fingerprint, version, game_id, response FROM requests \
+             WHERE scope = $1 AND request_id = $2",
         )
         .bind(scope)
         .bind(request_id)
@@ -689,14 +686,16 @@ impl GameStore for PgStore {
             .ok_or_else(|| StoreError::Corrupt(format!("setting {name} vanished")))
     }
 
+    /// Deletes `FORGET_BATCH` old action ids a statement, found by the
+    /// BRIN index on `created_at` (migration 0002), in no particular order:
+    /// a BRIN index gives none, and none is needed.
     async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
         let before = unix_seconds(before);
         let mut forgotten = 0;
         loop {
             let deleted = sqlx::query(
                 "DELETE FROM requests WHERE ctid IN \
-                 (SELECT ctid FROM requests WHERE created_at < $1 AND scope <> $2 \
-                  ORDER BY created_at LIMIT $3)",
+                 (SELECT ctid FROM requests WHERE created_at < $1 AND scope <> $2 LIMIT $3)",
             )
             .bind(before)
             .bind(NEW_GAME_SCOPE)

@@ -1,10 +1,12 @@
 //! Stored rows read back, the same way for both stores: a value that does
 //! not read as written is [`StoreError::Corrupt`], naming the row and the
-//! column, never a panic, and it fails only what touches that row.
+//! column, never a panic, and it fails only what touches that row. Also
+//! the one way both stores turn an [`Answer`] into its columns, so that
+//! what they write is what they read back.
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::{EventRecord, GameRecord, RequestRecord, StoreError};
+use crate::{Answer, GameRecord, LogEntry, RequestRecord, StoreError};
 
 /// A column of a stored row.
 pub(crate) fn column<'r, R, T>(row: &'r R, name: &str, what: &str) -> Result<T, StoreError>
@@ -25,6 +27,11 @@ where
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
 {
     let version: i64 = column(row, "version", what)?;
+    as_version(version, what)
+}
+
+/// A stored integer as a version: at least 1.
+fn as_version(version: i64, what: &str) -> Result<u64, StoreError> {
     u64::try_from(version)
         .ok()
         .filter(|&v| v >= 1)
@@ -58,29 +65,75 @@ where
     })
 }
 
-/// Rows of `game_events` (one action each: its version and its events as
-/// a JSON array), as the events in order.
-pub(crate) fn logged_events<R>(rows: &[R], game_id: &str) -> Result<Vec<EventRecord>, StoreError>
+/// Rows of `game_events` (one action each: the version it produced and the
+/// server's text for it), as log entries in the order given. The text is
+/// returned as stored: the store never reads into it.
+pub(crate) fn log_entries<R>(rows: &[R], game_id: &str) -> Result<Vec<LogEntry>, StoreError>
 where
     R: Row,
     for<'n> &'n str: ColumnIndex<R>,
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
 {
-    let mut events = Vec::new();
-    for row in rows {
-        let what = format!("events of game {game_id}");
-        let version = stored_version(row, &what)?;
-        let what = format!("{what} at version {version}");
-        let json: String = column(row, "events", &what)?;
-        let action: Vec<EventRecord> =
-            serde_json::from_str(&json).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))?;
-        events.extend(action);
+    rows.iter()
+        .map(|row| {
+            let what = format!("log of game {game_id}");
+            let version = stored_version(row, &what)?;
+            let text = column(row, "events", &format!("{what} at version {version}"))?;
+            Ok(LogEntry { version, text })
+        })
+        .collect()
+}
+
+/// An answer as the columns of its row of `requests`: exactly one of
+/// `version` (an action's), `game_id` (NewGame's) and `response` (an older
+/// server's whole answer) is set.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AnswerColumns<'a> {
+    pub version: Option<i64>,
+    pub game_id: Option<&'a str>,
+    pub response: Option<&'a [u8]>,
+}
+
+impl<'a> AnswerColumns<'a> {
+    /// The columns of `answer`, or [`StoreError::Corrupt`] for an answer
+    /// that could not be read back as written (see [`answer_version`]),
+    /// refused before anything is written.
+    pub(crate) fn of(answer: &'a Answer) -> Result<AnswerColumns<'a>, StoreError> {
+        let none = AnswerColumns {
+            version: None,
+            game_id: None,
+            response: None,
+        };
+        Ok(match answer {
+            Answer::Version(version) => AnswerColumns {
+                version: Some(answer_version(*version)?),
+                ..none
+            },
+            Answer::Created(game_id) => AnswerColumns {
+                game_id: Some(game_id),
+                ..none
+            },
+            Answer::Response(response) => AnswerColumns {
+                response: Some(response),
+                ..none
+            },
+        })
     }
-    Ok(events)
+}
+
+/// An answer's version as stored: 0, or one past the columns' range,
+/// would not read back as the version written.
+fn answer_version(version: u64) -> Result<i64, StoreError> {
+    i64::try_from(version)
+        .ok()
+        .filter(|&v| v >= 1)
+        .ok_or_else(|| StoreError::Corrupt(format!("answer version {version} cannot be stored")))
 }
 
 /// A row of `requests`: the fingerprint and the answer of a request id.
+/// A row with no answer column set, or more than one, is corrupt (no
+/// store writes one).
 pub(crate) fn request_record<R>(
     row: &R,
     scope: &str,
@@ -90,12 +143,36 @@ where
     R: Row,
     for<'n> &'n str: ColumnIndex<R>,
     for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<Vec<u8>>: Decode<'r, R::Database> + Type<R::Database>,
 {
     let what = format!("request {request_id:?} of {scope}");
+    let version: Option<i64> = column(row, "version", &what)?;
+    let game_id: Option<String> = column(row, "game_id", &what)?;
+    let response: Option<Vec<u8>> = column(row, "response", &what)?;
+    let answer = match (version, game_id, response) {
+        (Some(version), None, None) => Answer::Version(as_version(version, &what)?),
+        (None, Some(game_id), None) => Answer::Created(game_id),
+        (None, None, Some(response)) => Answer::Response(response),
+        (version, game_id, response) => {
+            let set: Vec<&str> = [
+                ("version", version.is_some()),
+                ("game_id", game_id.is_some()),
+                ("response", response.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(name, set)| set.then_some(name))
+            .collect();
+            return Err(StoreError::Corrupt(format!(
+                "{what}: answer columns set: {set:?} (exactly one of version, game_id and response must be)"
+            )));
+        }
+    };
     Ok(RequestRecord {
         scope: scope.to_string(),
         request_id: request_id.to_string(),
         fingerprint: column(row, "fingerprint", &what)?,
-        response: column(row, "response", &what)?,
+        answer,
     })
 }

@@ -11,10 +11,10 @@ use sqlx::sqlite::{
 use sqlx::{Connection, QueryBuilder, Sqlite};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::rows::{column, game_record, logged_events, request_record, stored_version};
-use crate::{
-    Applied, EventRecord, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError,
+use crate::rows::{
+    AnswerColumns, column, game_record, log_entries, request_record, stored_version,
 };
+use crate::{Applied, GameRecord, GameStore, LogEntry, NEW_GAME_SCOPE, RequestRecord, StoreError};
 
 /// How hard a commit waits for the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,15 +88,47 @@ struct Write {
 enum WriteKind {
     Create {
         game: GameRecord,
-        events: Vec<EventRecord>,
-        request: Option<RequestRecord>,
+        entry: LogEntry,
+        request: Option<RequestRow>,
     },
     Commit {
         game: GameRecord,
         expected_version: u64,
-        events: Vec<EventRecord>,
-        request: Option<RequestRecord>,
+        entry: LogEntry,
+        request: Option<RequestRow>,
     },
+}
+
+/// A request id to record, as its row of `requests`: made when the write
+/// is queued, so that an answer that cannot be stored is refused to its
+/// caller alone and the writer only binds values.
+#[derive(Debug)]
+struct RequestRow {
+    scope: String,
+    request_id: String,
+    fingerprint: Vec<u8>,
+    version: Option<i64>,
+    game_id: Option<String>,
+    response: Option<Vec<u8>>,
+}
+
+impl RequestRow {
+    fn new(request: &RequestRecord) -> Result<RequestRow, StoreError> {
+        let answer = AnswerColumns::of(&request.answer)?;
+        Ok(RequestRow {
+            scope: request.scope.clone(),
+            request_id: request.request_id.clone(),
+            fingerprint: request.fingerprint.clone(),
+            version: answer.version,
+            game_id: answer.game_id.map(str::to_string),
+            response: answer.response.map(<[u8]>::to_vec),
+        })
+    }
+
+    /// The row of a request id, if there is one.
+    fn of(request: Option<&RequestRecord>) -> Result<Option<RequestRow>, StoreError> {
+        request.map(RequestRow::new).transpose()
+    }
 }
 
 impl WriteKind {
@@ -648,21 +680,21 @@ async fn apply_one(tx: &mut SqliteConnection, write: &Write) -> Result<(), Store
     match &write.kind {
         WriteKind::Create {
             game,
-            events,
+            entry,
             request,
         } => {
             insert_game(tx, game).await?;
-            insert_events(tx, &game.game_id, events).await?;
+            insert_log_entry(tx, &game.game_id, entry).await?;
             insert_request(tx, request.as_ref()).await?;
         }
         WriteKind::Commit {
             game,
             expected_version,
-            events,
+            entry,
             request,
         } => {
             update_game(tx, game, *expected_version).await?;
-            insert_events(tx, &game.game_id, events).await?;
+            insert_log_entry(tx, &game.game_id, entry).await?;
             insert_request(tx, request.as_ref()).await?;
         }
     }
@@ -689,29 +721,29 @@ async fn apply_batched(
 ) -> Result<(), StoreError> {
     let mut created = Vec::new();
     let mut updated = Vec::new();
-    let mut events = Vec::new();
+    let mut log = Vec::new();
     let mut requests = Vec::new();
     for write in group {
-        let (game, game_events, request) = match &write.kind {
+        let (game, entry, request) = match &write.kind {
             WriteKind::Create {
                 game,
-                events,
+                entry,
                 request,
             } => {
                 created.push(game);
-                (game, events, request)
+                (game, entry, request)
             }
             WriteKind::Commit {
                 game,
                 expected_version,
-                events,
+                entry,
                 request,
             } => {
                 updated.push((game, *expected_version));
-                (game, events, request)
+                (game, entry, request)
             }
         };
-        events.extend(action_events(&game.game_id, game_events)?);
+        log.push(log_row(&game.game_id, entry));
         requests.extend(request.as_ref());
     }
 
@@ -734,7 +766,7 @@ async fn apply_batched(
             ") AS new WHERE games.game_id = new.column1 AND games.version = new.column2 RETURNING games.game_id; ",
         );
     }
-    push_insert_events(&mut batch, &events);
+    push_insert_log(&mut batch, &log);
     push_insert_requests(&mut batch, &requests);
     match batch.build().fetch_all(&mut *connection).await {
         Ok(rows) if rows.len() == updated.len() => Ok(()),
@@ -802,52 +834,41 @@ async fn update_game(
     })
 }
 
-/// One row per action: its events as a JSON array.
-async fn insert_events(
+/// The action's row of the event log.
+async fn insert_log_entry(
     tx: &mut SqliteConnection,
     game_id: &str,
-    events: &[EventRecord],
+    entry: &LogEntry,
 ) -> Result<(), StoreError> {
-    let Some(row) = action_events(game_id, events)? else {
-        return Ok(());
-    };
     let mut insert = QueryBuilder::new("");
-    push_insert_events(&mut insert, &[row]);
+    push_insert_log(&mut insert, &[log_row(game_id, entry)]);
     insert.build().execute(&mut *tx).await.map_err(duplicate)?;
     Ok(())
 }
 
-/// An action's row of the event log: (game, the version it made, its
-/// events as a JSON array); none for an action without events.
-type ActionEvents<'a> = (&'a str, u64, String);
+/// An action's row of the event log: (game, the version it made, the
+/// server's text for it, kept as it is).
+type LogRow<'a> = (&'a str, i64, &'a str);
 
-fn action_events<'a>(
-    game_id: &'a str,
-    events: &[EventRecord],
-) -> Result<Option<ActionEvents<'a>>, StoreError> {
-    let Some(first) = events.first() else {
-        return Ok(None);
-    };
-    let json = serde_json::to_string(events).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    Ok(Some((game_id, first.version, json)))
+fn log_row<'a>(game_id: &'a str, entry: &'a LogEntry) -> LogRow<'a> {
+    (game_id, entry.version as i64, &entry.text)
 }
 
-fn push_insert_events(query: &mut QueryBuilder<Sqlite>, rows: &[ActionEvents<'_>]) {
+/// `INSERT` of log rows (nothing when there are none), one row each.
+fn push_insert_log(query: &mut QueryBuilder<Sqlite>, rows: &[LogRow<'_>]) {
     if rows.is_empty() {
         return;
     }
     query.push("INSERT INTO game_events (game_id, version, events) ");
-    query.push_values(rows, |mut row, (game_id, version, json)| {
-        row.push_bind(*game_id)
-            .push_bind(*version as i64)
-            .push_bind(json);
+    query.push_values(rows, |mut row, (game_id, version, text)| {
+        row.push_bind(*game_id).push_bind(*version).push_bind(*text);
     });
     query.push("; ");
 }
 
 async fn insert_request(
     tx: &mut SqliteConnection,
-    request: Option<&RequestRecord>,
+    request: Option<&RequestRow>,
 ) -> Result<(), StoreError> {
     let Some(request) = request else {
         return Ok(());
@@ -858,16 +879,21 @@ async fn insert_request(
     Ok(())
 }
 
-fn push_insert_requests(query: &mut QueryBuilder<Sqlite>, requests: &[&RequestRecord]) {
+/// `INSERT` of request ids (nothing when there are none), stamped now.
+fn push_insert_requests(query: &mut QueryBuilder<Sqlite>, requests: &[&RequestRow]) {
     if requests.is_empty() {
         return;
     }
     let now = unix_seconds(SystemTime::now());
-    query.push("INSERT INTO requests (scope, request_id, fingerprint, response, created_at) ");
+    query.push(
+        "INSERT INTO requests (scope, request_id, fingerprint, version, game_id, response, created_at) ",
+    );
     query.push_values(requests, |mut row, r| {
         row.push_bind(&r.scope)
             .push_bind(&r.request_id)
             .push_bind(&r.fingerprint)
+            .push_bind(r.version)
+            .push_bind(&r.game_id)
             .push_bind(&r.response)
             .push_bind(now);
     });
@@ -879,7 +905,8 @@ fn unix_seconds(time: SystemTime) -> i64 {
         .map_or(0, |d| d.as_secs().min(i64::MAX as u64) as i64)
 }
 
-/// Request ids forgotten per transaction, so the writer never waits long.
+/// Request ids looked at per transaction of forgetting, so the writer
+/// never waits long.
 const FORGET_BATCH: i64 = 1000;
 
 /// A primary-key violation means the row is already there.
@@ -906,13 +933,13 @@ impl GameStore for SqliteStore {
     async fn create(
         &self,
         game: &GameRecord,
-        events: &[EventRecord],
+        entry: &LogEntry,
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
         self.write(WriteKind::Create {
             game: game.clone(),
-            events: events.to_vec(),
-            request: request.cloned(),
+            entry: entry.clone(),
+            request: RequestRow::of(request)?,
         })
         .await
     }
@@ -941,23 +968,19 @@ impl GameStore for SqliteStore {
         &self,
         game: &GameRecord,
         expected_version: u64,
-        events: &[EventRecord],
+        entry: &LogEntry,
         request: Option<&RequestRecord>,
     ) -> Result<(), StoreError> {
         self.write(WriteKind::Commit {
             game: game.clone(),
             expected_version,
-            events: events.to_vec(),
-            request: request.cloned(),
+            entry: entry.clone(),
+            request: RequestRow::of(request)?,
         })
         .await
     }
 
-    async fn events_after(
-        &self,
-        game_id: &str,
-        version: u64,
-    ) -> Result<Vec<EventRecord>, StoreError> {
+    async fn log_after(&self, game_id: &str, version: u64) -> Result<Vec<LogEntry>, StoreError> {
         let rows = sqlx::query(
             "SELECT version, events FROM game_events WHERE game_id = ? AND version > ? ORDER BY version",
         )
@@ -965,7 +988,7 @@ impl GameStore for SqliteStore {
         .bind(version.min(i64::MAX as u64) as i64)
         .fetch_all(&self.readers)
         .await?;
-        logged_events(&rows, game_id)
+        log_entries(&rows, game_id)
     }
 
     async fn request(
@@ -974,7 +997,8 @@ impl GameStore for SqliteStore {
         request_id: &str,
     ) -> Result<Option<RequestRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT fingerprint, response FROM requests WHERE scope = ? AND request_id = ?",
+            "SELECT fingerprint, version, game_id, response FROM requests \
+             WHERE scope = ? AND request_id = ?",
         )
         .bind(scope)
         .bind(request_id)
@@ -1031,35 +1055,98 @@ impl GameStore for SqliteStore {
             .ok_or_else(|| StoreError::Corrupt(format!("setting {name} vanished")))
     }
 
+    /// Walks `requests` in key order to its end, `FORGET_BATCH` keys at
+    /// a time, deleting the old action ids among them. Each batch is a
+    /// small transaction on a connection of its own: the writer waits (busy
+    /// timeout) for one batch at most.
+    ///
+    /// The table has no index by time any more (migration 0005: it would
+    /// cost every action about 70 bytes), so a sweep reads the whole table
+    /// as kept (NewGame's ids, and the action ids still recent) once, by
+    /// design: a sweep is rare, and its reading cheap next to the bytes
+    /// the index would keep for every action.
     async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
-        // A connection of its own, in small transactions: the writer waits
-        // (busy timeout) for one batch at most.
         let mut connection = SqliteConnection::connect_with(&self.options).await?;
         let before = unix_seconds(before);
         let mut forgotten = 0;
+        let mut after = None;
         loop {
-            let deleted = sqlx::query(
-                "DELETE FROM requests WHERE rowid IN \
-                 (SELECT rowid FROM requests WHERE created_at < ? AND scope <> ? \
-                  ORDER BY created_at LIMIT ?)",
-            )
-            .bind(before)
-            .bind(NEW_GAME_SCOPE)
-            .bind(FORGET_BATCH)
-            .execute(&mut connection)
-            .await?
-            .rows_affected();
-            forgotten += deleted;
-            if deleted < FORGET_BATCH as u64 {
-                return Ok(forgotten);
+            let batch = forget_batch(&mut connection, after.as_ref(), before).await?;
+            forgotten += batch.deleted;
+            match batch.last {
+                Some(last) => after = Some(last),
+                None => break,
             }
         }
+        connection.close().await?;
+        Ok(forgotten)
+    }
+}
+
+/// A key of `requests`: (scope, request id).
+type RequestKey = (String, String);
+
+/// What a batch of forgetting did.
+struct ForgetBatch {
+    /// Request ids deleted.
+    deleted: u64,
+    /// The last key the batch covered (none: it reached the table's end).
+    last: Option<RequestKey>,
+}
+
+/// One batch of `forget_requests`, in a transaction: the next
+/// [`FORGET_BATCH`] keys after `after` (from the first key when none),
+/// of which it deletes the action ids recorded before `before`.
+async fn forget_batch(
+    connection: &mut SqliteConnection,
+    after: Option<&RequestKey>,
+    before: i64,
+) -> Result<ForgetBatch, StoreError> {
+    // Immediate: the batch takes the write lock before it reads (waiting
+    // its turn by the busy timeout); a transaction that read first would
+    // fail at once on its first write if the writer had committed since.
+    let mut tx = connection.begin_with("BEGIN IMMEDIATE").await?;
+    let mut last = QueryBuilder::<Sqlite>::new("SELECT scope, request_id FROM requests WHERE 1");
+    push_keys_after(&mut last, after);
+    last.push(" ORDER BY scope, request_id LIMIT 1 OFFSET ")
+        .push_bind(FORGET_BATCH - 1);
+    let last: Option<RequestKey> = last.build_query_as().fetch_optional(&mut *tx).await?;
+
+    let mut delete = QueryBuilder::<Sqlite>::new("DELETE FROM requests WHERE created_at < ");
+    delete
+        .push_bind(before)
+        .push(" AND scope <> ")
+        .push_bind(NEW_GAME_SCOPE);
+    push_keys_after(&mut delete, after);
+    if let Some((scope, request_id)) = &last {
+        delete
+            .push(" AND (scope, request_id) <= (")
+            .push_bind(scope)
+            .push(", ")
+            .push_bind(request_id)
+            .push(")");
+    }
+    let deleted = delete.build().execute(&mut *tx).await?.rows_affected();
+    tx.commit().await?;
+    Ok(ForgetBatch { deleted, last })
+}
+
+/// The condition on keys after `after` (none: every key).
+fn push_keys_after(query: &mut QueryBuilder<Sqlite>, after: Option<&RequestKey>) {
+    if let Some((scope, request_id)) = after {
+        query
+            .push(" AND (scope, request_id) > (")
+            .push_bind(scope)
+            .push(", ")
+            .push_bind(request_id)
+            .push(")");
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Answer;
 
     /// A store in a fresh folder (kept alive by the returned guard), with
     /// `games` games `{prefix}0`, `{prefix}1`, ... at version 1.
@@ -1075,7 +1162,7 @@ mod tests {
         for g in 0..games {
             let id = format!("{prefix}{g}");
             store
-                .create(&game(&id, 1, "a"), &[event(1, 0)], None)
+                .create(&game(&id, 1, "a"), &entry(1), None)
                 .await
                 .unwrap();
         }
@@ -1095,13 +1182,11 @@ mod tests {
         }
     }
 
-    fn event(version: u64, index: u32) -> EventRecord {
-        EventRecord {
+    /// The log entry of the action that produced `version`.
+    fn entry(version: u64) -> LogEntry {
+        LogEntry {
             version,
-            index,
-            kind: "rolled".into(),
-            seat: Some(0),
-            detail: "{}".into(),
+            text: format!("action {version}"),
         }
     }
 
@@ -1118,7 +1203,7 @@ mod tests {
         // About 200 pages, well under the writer's own threshold.
         for g in 0..200 {
             store
-                .create(&game(&format!("g{g}"), 1, &state), &[event(1, 0)], None)
+                .create(&game(&format!("g{g}"), 1, &state), &entry(1), None)
                 .await
                 .unwrap();
         }
@@ -1138,8 +1223,17 @@ mod tests {
             scope: scope.into(),
             request_id: id.into(),
             fingerprint: vec![7; 32],
-            response: id.as_bytes().to_vec(),
+            answer: if scope == NEW_GAME_SCOPE {
+                Answer::Created(id.into())
+            } else {
+                Answer::Version(7)
+            },
         }
+    }
+
+    /// A request id's row, as queued.
+    fn request_row(scope: &str, id: &str) -> Option<RequestRow> {
+        Some(RequestRow::new(&request(scope, id)).unwrap())
     }
 
     fn write(kind: WriteKind) -> Write {
@@ -1153,8 +1247,8 @@ mod tests {
         write(WriteKind::Commit {
             game: game(id, version, "next"),
             expected_version: version - 1,
-            events: vec![event(version, 0)],
-            request: Some(request(id, request_id)),
+            entry: entry(version),
+            request: request_row(id, request_id),
         })
     }
 
@@ -1189,8 +1283,8 @@ mod tests {
             .map(|g| {
                 write(WriteKind::Create {
                     game: game(&format!("g{g}"), 1, "start"),
-                    events: vec![event(1, 0)],
-                    request: Some(request("new-game", &format!("new{g}"))),
+                    entry: entry(1),
+                    request: request_row("new-game", &format!("new{g}")),
                 })
             })
             .collect();
@@ -1205,7 +1299,7 @@ mod tests {
             let id = format!("g{g}");
             let stored = store.load(&id).await.unwrap().unwrap();
             assert_eq!((stored.version, stored.state.as_str()), (2, "next"));
-            assert_eq!(store.events_after(&id, 0).await.unwrap().len(), 2);
+            assert_eq!(store.log_after(&id, 0).await.unwrap().len(), 2);
             assert!(store.request(&id, "a").await.unwrap().is_some());
         }
 
@@ -1223,7 +1317,7 @@ mod tests {
         for g in 0..3 {
             let id = format!("g{g}");
             assert_eq!(store.load(&id).await.unwrap().unwrap().version, 2);
-            assert_eq!(store.events_after(&id, 0).await.unwrap().len(), 2);
+            assert_eq!(store.log_after(&id, 0).await.unwrap().len(), 2);
             assert!(store.request(&id, "b").await.unwrap().is_none());
         }
         assert!(store.request("g0", "c").await.unwrap().is_none());
@@ -1284,7 +1378,7 @@ mod tests {
         let result = store
             .create(
                 &game(id, 1, &"s".repeat(size)),
-                &[event(1, 0)],
+                &entry(1),
                 Some(&request(NEW_GAME_SCOPE, &request_id)),
             )
             .await;
@@ -1303,7 +1397,7 @@ mod tests {
             .commit(
                 &game(id, version, "next"),
                 version - 1,
-                &[event(version, 0)],
+                &entry(version),
                 Some(&request(id, &request_id)),
             )
             .await;
@@ -1329,8 +1423,8 @@ mod tests {
             };
             let request = store.request(&scope, &answer.request_id).await.unwrap();
             let stored = store.load(&answer.game_id).await.unwrap();
-            let event_stored = store
-                .events_after(&answer.game_id, answer.version - 1)
+            let entry_stored = store
+                .log_after(&answer.game_id, answer.version - 1)
                 .await
                 .unwrap()
                 .iter()
@@ -1338,7 +1432,7 @@ mod tests {
             let reached = stored.is_some_and(|g| g.version >= answer.version);
             match &answer.result {
                 Ok(()) => assert!(
-                    request.is_some() && event_stored && reached,
+                    request.is_some() && entry_stored && reached,
                     "acknowledged but not stored: {answer:?}"
                 ),
                 // A later retry with the same request id may have stored it.
@@ -1350,7 +1444,7 @@ mod tests {
                     .any(|a| a.request_id == answer.request_id && a.result.is_ok()) =>
                 {
                     assert!(
-                        request.is_none() && !event_stored,
+                        request.is_none() && !entry_stored,
                         "answered `not stored` but stored: {answer:?}"
                     )
                 }
@@ -1363,7 +1457,7 @@ mod tests {
                     ..
                 }) => assert_eq!(
                     request.is_some(),
-                    event_stored,
+                    entry_stored,
                     "stored in part: {answer:?}"
                 ),
                 Err(other) => panic!("unexpected answer {other:?} for {answer:?}"),

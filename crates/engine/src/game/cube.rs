@@ -3,21 +3,21 @@
 use super::*;
 
 impl Match {
-    pub(super) fn double(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
-        self.expect(seat, Phase::Roll)?;
-        let refuse = |why: &str| Err(GameError::CubeUnavailable(why.to_string()));
+    /// The value `seat` would double the cube to, or why it cannot
+    /// double in this game as it stands (whoever is on turn).
+    pub fn double_value(&self, seat: Seat) -> Result<u32, &'static str> {
         if !self.cube_in_play {
-            return refuse(if self.crawford == Crawford::ThisGame {
+            return Err(if self.crawford == Crawford::ThisGame {
                 "this is the Crawford game"
             } else {
                 "the cube is not used in this game"
             });
         }
         if self.pending_win.is_some() {
-            return refuse("the game is decided; only the last roll remains");
+            return Err("the game is decided; only the last roll remains");
         }
         if self.cube.owner == Some(seat.other()) {
-            return refuse("your opponent owns the cube");
+            return Err("your opponent owns the cube");
         }
         let Some(value) = self
             .cube
@@ -25,15 +25,23 @@ impl Match {
             .checked_mul(2)
             .filter(|&v| self.settings.cube.allows(v))
         else {
-            return refuse("the cube is at its limit");
+            return Err("the cube is at its limit");
         };
         let s = &self.settings;
         if !s.is_money()
             && s.dead_cube_check
             && self.score[seat.index()].saturating_add(self.cube.value) >= s.match_length
         {
-            return refuse("you already win the match at the current cube value (dead cube)");
+            return Err("you already win the match at the current cube value (dead cube)");
         }
+        Ok(value)
+    }
+
+    pub(super) fn double(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
+        self.expect(seat, Phase::Roll)?;
+        let value = self
+            .double_value(seat)
+            .map_err(|why| GameError::CubeUnavailable(why.to_string()))?;
         self.pending_double = Some(PendingDouble {
             by: seat,
             value,

@@ -255,6 +255,10 @@ enum Next {
     Usual,
 }
 
+/// The most throws auto-roll makes in one action (see
+/// [`MatchSettings::auto_roll`]).
+pub const MAX_AUTO_ROLLS: usize = 16;
+
 /// Where dice come from: a CSPRNG in the server, a script in tests.
 pub trait DiceSource {
     /// One die, 1 to 6.
@@ -557,6 +561,7 @@ impl Match {
         };
         let mut events = Vec::new();
         m.start_game(rules, dice, &mut events)?;
+        m.auto_roll(rules, dice, &mut events)?;
         Ok((m, events))
     }
 
@@ -602,6 +607,7 @@ impl Match {
             Command::Decide { choice } => next.decide(seat, choice, rules, dice, &mut events)?,
         }
         if !events.is_empty() {
+            next.auto_roll(rules, dice, &mut events)?;
             if !matches!(
                 command,
                 Command::DeclineResignation | Command::Resign { .. }
@@ -678,6 +684,30 @@ impl Match {
                 Phase::Decision => "a decision is waiting".into(),
                 Phase::MatchOver => "the match is over".into(),
             }));
+        }
+        Ok(())
+    }
+
+    /// With auto-roll on, throws the dice for the player on turn when
+    /// they have nothing to do before rolling (they cannot double), as
+    /// part of the action that began their turn. A turn that passes at
+    /// once begins the next one, which may be rolled for too, up to
+    /// [`MAX_AUTO_ROLLS`] throws an action (two players who both cannot
+    /// move, in a position set up so, then roll by hand).
+    fn auto_roll(
+        &mut self,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        for _ in 0..MAX_AUTO_ROLLS {
+            let rolls_itself = self.settings.auto_roll == Some(true)
+                && self.phase == Phase::Roll
+                && self.double_value(self.turn).is_err();
+            if !rolls_itself {
+                break;
+            }
+            self.roll(self.turn, rules, dice, events)?;
         }
         Ok(())
     }

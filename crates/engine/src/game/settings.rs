@@ -96,6 +96,11 @@ pub struct MatchSettings {
     /// Who starts later games; None: the variant's default, else the loser
     /// (filled in when the match starts).
     pub first_move: Option<FirstMove>,
+    /// The match rolls for a player whose turn begins when they cannot
+    /// double (FIBS's autoroll): None: on when the first game has no cube
+    /// (the variant's or the settings'), off otherwise (filled in when the
+    /// match starts).
+    pub auto_roll: Option<bool>,
 }
 
 impl Default for MatchSettings {
@@ -113,6 +118,7 @@ impl Default for MatchSettings {
             resignation: ResignMode::ByPosition,
             draw_on_last_roll: false,
             first_move: None,
+            auto_roll: None,
         }
     }
 }

@@ -254,3 +254,134 @@ fn a_refused_command_changes_nothing() {
         assert_eq!(game, before, "{command:?}");
     }
 }
+
+fn cubeless(auto_roll: Option<bool>) -> MatchSettings {
+    MatchSettings {
+        cube: CubeLimit::Off,
+        auto_roll,
+        ..settings(0, ResignMode::ByPosition)
+    }
+}
+
+/// Auto-roll, left unset, is on where the game has no cube, and off where
+/// it has one; the settings show the value in effect.
+#[test]
+fn auto_roll_defaults_to_on_without_a_cube_and_off_with_one() {
+    let (game, _) = started(cubeless(None));
+    assert_eq!(game.settings.auto_roll, Some(true));
+    let (game, _) = started(settings(0, ResignMode::ByPosition));
+    assert_eq!(game.settings.auto_roll, Some(false));
+    let (game, _) = started(MatchSettings {
+        auto_roll: Some(true),
+        ..settings(0, ResignMode::ByPosition)
+    });
+    assert_eq!(game.settings.auto_roll, Some(true));
+}
+
+/// The move that ends a turn throws the dice for the next player, who
+/// cannot double: the same action's events end with their roll.
+#[test]
+fn auto_roll_throws_for_the_next_player_in_the_action_that_began_the_turn() {
+    let (mut game, mut dice) = started(cubeless(None));
+    dice.0.extend([3, 2]);
+    let events = act(&mut game, Seat::White, play(), &mut dice);
+    assert_eq!(
+        events.last(),
+        Some(&Event::Rolled {
+            seat: Seat::Black,
+            dice: Dice::new(3, 2).unwrap()
+        })
+    );
+    assert_eq!((game.turn, game.phase), (Seat::Black, Phase::Move));
+    // Off, the same move leaves black to roll.
+    let (mut game, mut dice) = started(cubeless(Some(false)));
+    act(&mut game, Seat::White, play(), &mut dice);
+    assert_eq!((game.turn, game.phase), (Seat::Black, Phase::Roll));
+}
+
+/// A player who can double rolls by hand; once the opponent owns the cube
+/// they cannot, and the take itself throws their dice.
+#[test]
+fn auto_roll_leaves_a_player_who_can_double_to_roll_by_hand() {
+    let (mut game, mut dice) = started(MatchSettings {
+        auto_roll: Some(true),
+        ..settings(0, ResignMode::ByPosition)
+    });
+    act(&mut game, Seat::White, play(), &mut dice);
+    // The cube is centred: black may double, so black is left to choose.
+    assert_eq!((game.turn, game.phase), (Seat::Black, Phase::Roll));
+    act(&mut game, Seat::Black, Command::Double, &mut dice);
+    dice.0.extend([4, 1]);
+    let events = act(&mut game, Seat::White, Command::Take, &mut dice);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!((game.turn, game.phase), (Seat::Black, Phase::Move));
+    // White owns the cube now: white's turn is left for white to begin.
+    act(&mut game, Seat::Black, play(), &mut dice);
+    assert_eq!((game.turn, game.phase), (Seat::White, Phase::Roll));
+    dice.0.extend([6, 5]);
+    act(&mut game, Seat::White, Command::Roll, &mut dice);
+    dice.0.extend([2, 2]);
+    act(&mut game, Seat::White, play(), &mut dice);
+    // Black, who doubled, cannot redouble: rolled for.
+    assert_eq!(game.cube.owner, Some(Seat::White));
+    assert_eq!((game.turn, game.phase), (Seat::Black, Phase::Move));
+    assert_eq!(game.dice, Some(Dice::new(2, 2).unwrap()));
+}
+
+/// The race where nobody can ever move: every throw passes.
+struct Stuck;
+
+impl Rules for Stuck {
+    fn new_game(&self) -> Result<Setup<Vec<u8>>, RulesError> {
+        Race.new_game()
+    }
+    fn legal_plays(&self, _: &[u8], _: Seat, _: Dice) -> Result<Vec<LegalPlay>, RulesError> {
+        Ok(vec![LegalPlay {
+            play: Play::EMPTY,
+            result: Board::default(),
+        }])
+    }
+    fn apply_play(
+        &self,
+        state: &[u8],
+        _: Seat,
+        _: Dice,
+        _: &Play,
+    ) -> Result<Transition<Vec<u8>>, RulesError> {
+        Ok(Transition::to(state.to_vec()))
+    }
+    fn after_roll(
+        &self,
+        state: &[u8],
+        s: Seat,
+        d: Dice,
+    ) -> Result<Transition<Vec<u8>>, RulesError> {
+        Race.after_roll(state, s, d)
+    }
+    fn decide(&self, state: &[u8], s: Seat, c: &str) -> Result<Transition<Vec<u8>>, RulesError> {
+        Race.decide(state, s, c)
+    }
+    fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError> {
+        Race.concede(state, loser)
+    }
+    fn win_kind(&self, level: u32) -> String {
+        Race.win_kind(level)
+    }
+}
+
+/// Where neither player can ever move, auto-roll stops after
+/// MAX_AUTO_ROLLS throws in one action and leaves the next to roll by hand.
+#[test]
+fn auto_roll_stops_after_its_most_throws_in_one_action() {
+    let mut dice = script(&[6, 1]);
+    dice.0.extend(std::iter::repeat_n(2, 2 * MAX_AUTO_ROLLS));
+    let (game, events) = Match::new(cubeless(None), &Stuck, &mut dice).unwrap();
+    let passes = events
+        .iter()
+        .filter(|e| matches!(e, Event::Passed { .. }))
+        .count();
+    // The opening pass, then one for each throw.
+    assert_eq!(passes, 1 + MAX_AUTO_ROLLS);
+    assert_eq!(game.phase, Phase::Roll);
+    assert!(dice.0.is_empty());
+}

@@ -1,19 +1,18 @@
 //! Actions: a seat's command applied to the game as stored, the result
-//! stored (with its request id), and only then cached and told to the
-//! watchers.
+//! stored (with its log entry and its request id), and only then cached
+//! and told to the watchers.
 
 use std::sync::Arc;
 
 use bg_api::v1 as pb;
 use bg_engine::Seat;
-use bg_engine::game::Command;
-use bg_store::{EventRecord, GameStore, RequestRecord, StoreError};
-use prost::Message;
+use bg_engine::game::{Command, Event, Match};
+use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError};
 use tonic::Code;
 
 use super::cache::{Live, Slot};
-use super::events::{api_events, event_records};
-use super::retries::replay;
+use super::events::{Recorded, entry};
+use super::retries::{is_same, kept};
 use super::{Games, ServerDice, game_id_of, unserialisable};
 use crate::error::ApiError;
 use crate::snapshot;
@@ -33,8 +32,8 @@ pub struct Action {
 
 /// What an action comes to on one copy of the game.
 enum Judged {
-    /// A new version to store, with its events.
-    Apply(Live, Vec<EventRecord>),
+    /// A new version to store, with its log entry.
+    Apply(Live, LogEntry),
     /// An answer with no new version: a refusal, the first answer to a
     /// retry, a stale version.
     Answer(Result<pb::Game, ApiError>),
@@ -89,13 +88,24 @@ impl<S: GameStore> Games<S> {
         // stored version says the copy is the latest, and otherwise the
         // request is judged again on the game read afresh.
         let mut checked = !self.store.shared();
+        // A commit lost to another writer is judged again on the game as
+        // stored (it moved on: a retry's first answer, or a stale version).
+        let mut lost_commits = 0;
         loop {
             let live = self
                 .current(&slot, &mut guard, game_id, action.expected_version)
                 .await?;
             match self.judge(live, seat, &command, &action).await {
-                Judged::Apply(next, events) => {
-                    return self.commit(&slot, live, next, &events, seat, &action).await;
+                Judged::Apply(next, entry) => {
+                    match self.commit(&slot, live, next, &entry, seat, &action).await {
+                        Err(Lost::ToAnotherWriter(e)) if lost_commits < MAX_LOST_COMMITS => {
+                            tracing::debug!(game_id, error = %e, "commit lost to another writer");
+                            lost_commits += 1;
+                        }
+                        Err(Lost::ToAnotherWriter(e)) => return Err(ApiError::store(e)),
+                        Err(Lost::Answered(answer)) => return answer,
+                        Ok(answer) => return Ok(answer),
+                    }
                 }
                 Judged::Answer(answer) if checked || self.is_latest(live).await? => return answer,
                 Judged::Answer(_) => checked = true,
@@ -128,7 +138,10 @@ impl<S: GameStore> Games<S> {
         if action.expected_version != live.record.version {
             return Judged::Answer(
                 match self.previous_answer(&scope, &action.request_id).await {
-                    Ok(Some(previous)) => replay(&previous, &action.fingerprint),
+                    Ok(Some(previous)) => {
+                        self.answer_again(live, &previous, &action.fingerprint)
+                            .await
+                    }
                     Ok(None) => Err(ApiError::version_mismatch(
                         live.record.version,
                         action.expected_version,
@@ -138,7 +151,11 @@ impl<S: GameStore> Games<S> {
             );
         }
         let mut game = live.game.clone();
-        let applied = game.apply(seat, command, &live.rules, &mut ServerDice(rand::rng()));
+        let (applied, thrown) = {
+            let mut dice = Recorded::new(ServerDice(rand::rng()));
+            let applied = game.apply(seat, command, &live.rules, &mut dice);
+            (applied, dice.thrown)
+        };
         let events = match applied {
             Ok(events) if !events.is_empty() => events,
             // Refused, or nothing changed (a second Roll in one turn): no
@@ -146,71 +163,98 @@ impl<S: GameStore> Games<S> {
             answer => {
                 return Judged::Answer(
                     match self.previous_answer(&scope, &action.request_id).await {
-                        Ok(Some(previous)) => replay(&previous, &action.fingerprint),
+                        Ok(Some(previous)) => {
+                            self.answer_again(live, &previous, &action.fingerprint)
+                                .await
+                        }
                         Ok(None) => answer.map_err(ApiError::from).and_then(|_| live.snapshot()),
                         Err(e) => Err(e),
                     },
                 );
             }
         };
+        match self.next_version(live, game, seat, command, thrown, events) {
+            Ok((next, entry)) => Judged::Apply(next, entry),
+            Err(e) => Judged::Answer(Err(e)),
+        }
+    }
+
+    /// The copy of the game after an action, and the action's log entry.
+    fn next_version(
+        &self,
+        live: &Live,
+        game: Match,
+        seat: Seat,
+        command: &Command,
+        thrown: Vec<u8>,
+        events: Vec<Event>,
+    ) -> Result<(Live, LogEntry), ApiError> {
         let mut record = live.record.clone();
         record.version = live.record.version + 1;
-        record.state = match snapshot::encode(&game) {
-            Ok(state) => state,
-            Err(e) => return Judged::Answer(Err(unserialisable(e))),
-        };
-        let records = event_records(record.version, &events);
+        record.state = snapshot::encode(&game).map_err(unserialisable)?;
+        let (entry, last_events) =
+            entry(record.version, Some(seat), Some(command), thrown, events)?;
         let next = Live {
             record,
             game,
             rules: live.rules.clone(),
-            last_events: api_events(&records),
+            last_events,
             stale: false,
         };
-        Judged::Apply(next, records)
+        Ok((next, entry))
     }
 
-    /// Stores the new version (with the request id and its answer), then
-    /// makes it the copy in memory and tells the watchers.
+    /// Stores the new version (with the request id and the version it
+    /// made), then makes it the copy in memory and tells the watchers.
     async fn commit(
         &self,
         slot: &Slot,
         live: &mut Live,
         next: Live,
-        records: &[EventRecord],
+        entry: &LogEntry,
         seat: Seat,
         action: &Action,
-    ) -> Result<pb::Game, ApiError> {
+    ) -> Result<pb::Game, Lost> {
         let game_id = &live.record.game_id;
         let scope = format!("{game_id}/{seat}");
-        let snapshot = next.snapshot()?;
+        let snapshot = next.snapshot().map_err(|e| Lost::Answered(Err(e)))?;
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
             scope: scope.clone(),
             request_id: action.request_id.clone(),
-            fingerprint: action.fingerprint.clone(),
-            response: snapshot.encode_to_vec(),
+            fingerprint: kept(&action.fingerprint),
+            answer: Answer::Version(next.record.version),
         });
         let expected = live.record.version;
         if let Err(e) = self
             .store
-            .commit(&next.record, expected, records, request.as_ref())
+            .commit(&next.record, expected, entry, request.as_ref())
             .await
         {
             // The store may hold another version (another writer, or a
             // write whose outcome is unknown): read it again next time.
             live.stale = true;
-            // The same request may have been applied there: answer as it was.
-            if matches!(e, StoreError::Conflict { .. } | StoreError::Duplicate)
-                && let Ok(Some(previous)) = self.previous_answer(&scope, &action.request_id).await
-            {
-                return replay(&previous, &action.fingerprint);
-            }
-            // Another writer moved the game on: answered as a stale
-            // version is on a single server.
-            if let StoreError::Conflict { current } = e {
-                return Err(ApiError::version_mismatch(current, action.expected_version));
-            }
-            return Err(ApiError::store(e));
+            return Err(match e {
+                // Another writer moved the game on: judged again on the
+                // game as stored, as a single server judges a stale one.
+                StoreError::Conflict { .. } => Lost::ToAnotherWriter(e),
+                // The id is taken: by this very request, applied by
+                // another writer (judged again, it gets that answer), or
+                // by another request (refused).
+                StoreError::Duplicate => {
+                    match self.previous_answer(&scope, &action.request_id).await {
+                        Ok(Some(previous)) if is_same(&previous, &action.fingerprint) => {
+                            Lost::ToAnotherWriter(e)
+                        }
+                        Ok(Some(previous)) => Lost::Answered(
+                            self.answer_again(live, &previous, &action.fingerprint)
+                                .await,
+                        ),
+                        Ok(None) => Lost::Answered(Err(ApiError::store(e))),
+                        Err(read) => Lost::Answered(Err(read)),
+                    }
+                }
+                e => Lost::Answered(Err(ApiError::store(e))),
+            });
         }
         tracing::debug!(game_id, %seat, version = next.record.version, "action applied");
         *live = next;
@@ -226,3 +270,16 @@ impl<S: GameStore> Games<S> {
         Ok(snapshot)
     }
 }
+
+/// Why a commit did not apply.
+#[allow(clippy::large_enum_variant)] // returned once, at once matched
+enum Lost {
+    /// Another writer got there first: judge the action again.
+    ToAnotherWriter(StoreError),
+    /// The answer, without a new version.
+    Answered(Result<pb::Game, ApiError>),
+}
+
+/// How many times an action is judged again after losing its commit to
+/// other writers before it gives up (each time, the game moved on).
+const MAX_LOST_COMMITS: u32 = 8;

@@ -16,7 +16,7 @@ use bg_variant_api::Capabilities;
 use tokio::sync::broadcast;
 use tonic::Code;
 
-use super::events::api_events;
+use super::events::Entry;
 use super::watchers::WATCH_BUFFER;
 use super::{Games, corrupt, game_id_of, lost};
 use crate::convert::{self, GameMeta};
@@ -24,6 +24,7 @@ use crate::error::ApiError;
 use crate::snapshot;
 
 /// A game in memory, as stored.
+#[derive(Clone)]
 pub(super) struct Live {
     pub(super) record: GameRecord,
     pub(super) game: Match,
@@ -206,17 +207,22 @@ impl<S: GameStore> Games<S> {
         if let Some(start) = &record.start_board {
             rules.start = Some(snapshot::decode_board(start).map_err(corrupt)?);
         }
-        let mut last_events = self
+        let last_events = match self
             .store
-            .events_after(game_id, record.version - 1)
+            .log_after(game_id, record.version - 1)
             .await
-            .map_err(ApiError::store)?;
-        last_events.retain(|e| e.version == record.version);
+            .map_err(ApiError::store)?
+            .iter()
+            .find(|e| e.version == record.version)
+        {
+            Some(entry) => Entry::read(entry)?.api_events(),
+            None => Vec::new(),
+        };
         let live = Live {
             rules,
             record,
             game,
-            last_events: api_events(&last_events),
+            last_events,
             stale: false,
         };
         // A state that reads as JSON may still be one its variant refuses

@@ -1,49 +1,158 @@
-//! The engine's events as stored (one record each, in order) and as the
-//! API shows them.
+//! The event log as stored: one entry per action, with its events (what
+//! WatchGame streams) and what it takes to apply the action again (who
+//! acted, the command, the dice thrown), so that a game can be rebuilt as
+//! it stood at any version (see `history`).
+//!
+//! An entry is JSON: `{"by": SEAT, "do": COMMAND, "dice": [..], "events":
+//! [..]}`, the seat, command and events in the engine's own serde form
+//! (seats "white"/"black", commands tagged `command`, events tagged
+//! `event`), the dice as thrown, in order. The game's creation (the
+//! first version) has no `by` nor `do`. A move leaves `do` out when the first event is
+//! that very move (as the engine logs every move): the command is read
+//! from it, which saves a third of a move's entry.
+//!
+//! Entries written before commands were logged are a JSON array of
+//! `{"kind", "seat", "detail"}` events: they are shown as they are, and
+//! cannot be applied again.
 
 use bg_api::v1 as pb;
 use bg_engine::Seat;
-use bg_engine::game::Event;
-use bg_store::EventRecord;
+use bg_engine::game::{Command, DiceSource, Event};
+use bg_store::LogEntry;
+use serde::{Deserialize, Serialize};
 
+use super::{corrupt, unserialisable};
 use crate::convert;
+use crate::error::ApiError;
 
-pub(super) fn event_records(version: u64, events: &[Event]) -> Vec<EventRecord> {
+/// An action as the log keeps it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Logged {
+    /// Who acted (none: the game's creation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Seat>,
+    /// What they asked for (none: the game's creation).
+    #[serde(default, rename = "do", skip_serializing_if = "Option::is_none")]
+    pub command: Option<Command>,
+    /// The dice thrown during the action, in the order thrown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dice: Vec<u8>,
+    pub events: Vec<Event>,
+}
+
+/// An event of an entry written before commands were logged.
+#[derive(Debug, Deserialize)]
+pub(super) struct OldEvent {
+    kind: String,
+    seat: Option<u8>,
+    detail: String,
+}
+
+/// A log entry read back.
+#[derive(Debug)]
+pub(super) enum Entry {
+    Logged(Logged),
+    Old(Vec<OldEvent>),
+}
+
+impl Entry {
+    pub(super) fn read(entry: &LogEntry) -> Result<Entry, ApiError> {
+        let what = |e: serde_json::Error| corrupt(format!("log entry {}: {e}", entry.version));
+        if entry.text.trim_start().starts_with('[') {
+            serde_json::from_str(&entry.text)
+                .map(Entry::Old)
+                .map_err(what)
+        } else {
+            serde_json::from_str(&entry.text)
+                .map(Entry::Logged)
+                .map_err(what)
+        }
+    }
+
+    /// The events as the API shows them.
+    pub(super) fn api_events(&self) -> Vec<pb::GameEvent> {
+        match self {
+            Entry::Logged(logged) => api_events(&logged.events),
+            Entry::Old(events) => events
+                .iter()
+                .map(|e| pb::GameEvent {
+                    kind: e.kind.clone(),
+                    seat: convert::seat_or_none(e.seat.and_then(Seat::from_index)),
+                    detail_json: e.detail.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The entry of an action (`by` and `command` none for the creation).
+pub(super) fn entry(
+    version: u64,
+    by: Option<Seat>,
+    command: Option<&Command>,
+    dice: Vec<u8>,
+    events: Vec<Event>,
+) -> Result<(LogEntry, Vec<pb::GameEvent>), ApiError> {
+    let api = api_events(&events);
+    // A move whose first event is that very move is read from the event.
+    let command = command.filter(|c| by.is_none_or(|by| move_of(by, &events).as_ref() != Some(*c)));
+    let logged = Logged {
+        by,
+        command: command.cloned(),
+        dice,
+        events,
+    };
+    let text = serde_json::to_string(&logged).map_err(unserialisable)?;
+    Ok((LogEntry { version, text }, api))
+}
+
+/// The move `by` made, if the first event is one.
+fn move_of(by: Seat, events: &[Event]) -> Option<Command> {
+    match events.first() {
+        Some(Event::Moved { seat, play }) if *seat == by => Some(Command::Move { play: *play }),
+        _ => None,
+    }
+}
+
+impl Logged {
+    /// The command of the entry: logged, or the move its first event made.
+    pub(super) fn command(&self) -> Option<Command> {
+        match (&self.command, self.by) {
+            (Some(command), _) => Some(command.clone()),
+            (None, Some(by)) => move_of(by, &self.events),
+            (None, None) => None,
+        }
+    }
+}
+
+pub(super) fn api_events(events: &[Event]) -> Vec<pb::GameEvent> {
     events
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
+        .map(|e| {
             let (kind, seat, detail) = convert::event(e);
-            EventRecord {
-                version,
-                index: i as u32,
+            pb::GameEvent {
                 kind,
-                seat: seat.map(|s| s as u8),
-                detail,
+                seat: convert::seat_or_none(seat),
+                detail_json: detail,
             }
         })
         .collect()
 }
 
-/// Stored events as watch updates, one per version up to `current`; the
+/// Stored entries as watch updates, one per version up to `current`; the
 /// last carries the game as it stands.
 pub(super) fn updates_from(
-    past: &[EventRecord],
+    past: &[LogEntry],
     current: u64,
     game: pb::Game,
-) -> Vec<pb::GameUpdate> {
-    let mut updates: Vec<pb::GameUpdate> = Vec::new();
-    for record in past.iter().filter(|e| e.version <= current) {
-        match updates.last_mut() {
-            Some(update) if update.version == record.version => update
-                .events
-                .extend(api_events(std::slice::from_ref(record))),
-            _ => updates.push(pb::GameUpdate {
-                version: record.version,
-                events: api_events(std::slice::from_ref(record)),
-                game: None,
-            }),
-        }
+) -> Result<Vec<pb::GameUpdate>, ApiError> {
+    let mut updates = Vec::new();
+    for entry in past.iter().filter(|e| e.version <= current) {
+        updates.push(pb::GameUpdate {
+            version: entry.version,
+            events: Entry::read(entry)?.api_events(),
+            game: None,
+        });
     }
     match updates.last_mut() {
         Some(last) if last.version == current => last.game = Some(game),
@@ -53,16 +162,61 @@ pub(super) fn updates_from(
             game: Some(game),
         }),
     }
-    updates
+    Ok(updates)
 }
 
-pub(super) fn api_events(records: &[EventRecord]) -> Vec<pb::GameEvent> {
-    records
-        .iter()
-        .map(|e| pb::GameEvent {
-            kind: e.kind.clone(),
-            seat: convert::seat_or_none(e.seat.and_then(Seat::from_index)),
-            detail_json: e.detail.clone(),
-        })
-        .collect()
+/// Dice from another source, written down as they are thrown.
+pub(super) struct Recorded<D> {
+    source: D,
+    pub thrown: Vec<u8>,
+}
+
+impl<D> Recorded<D> {
+    pub(super) fn new(source: D) -> Recorded<D> {
+        Recorded {
+            source,
+            thrown: Vec::new(),
+        }
+    }
+}
+
+impl<D: DiceSource> DiceSource for Recorded<D> {
+    fn die(&mut self) -> u8 {
+        let die = self.source.die();
+        self.thrown.push(die);
+        die
+    }
+}
+
+/// The dice an entry recorded, thrown again in order. Asked for more than
+/// it holds, it says so (`short`): the action did not go as logged.
+pub(super) struct Rethrown {
+    dice: std::vec::IntoIter<u8>,
+    pub short: bool,
+}
+
+impl Rethrown {
+    pub(super) fn new(dice: Vec<u8>) -> Rethrown {
+        Rethrown {
+            dice: dice.into_iter(),
+            short: false,
+        }
+    }
+
+    /// Whether every die was thrown again, and no more.
+    pub(super) fn all_used(&mut self) -> bool {
+        !self.short && self.dice.next().is_none()
+    }
+}
+
+impl DiceSource for Rethrown {
+    fn die(&mut self) -> u8 {
+        self.dice
+            .next()
+            .filter(|d| (1..=6).contains(d))
+            .unwrap_or_else(|| {
+                self.short = true;
+                1
+            })
+    }
 }

@@ -10,12 +10,15 @@
 //! the `cache` (which reads it from the store when it is not in memory),
 //! ask the variant's rules, store the result, and only then update the
 //! cache and tell the watchers. `seats` says whose a token is and
-//! `retries` recognises a request already answered; `events` turns the
-//! engine's events into stored and API ones.
+//! `retries` recognises a request already answered, giving its first
+//! answer again, rebuilt by `history` from the log once the game has
+//! moved on; `events` is the log's format, and the engine's events as the
+//! API shows them.
 
 mod actions;
 mod cache;
 mod events;
+mod history;
 mod new_game;
 mod retries;
 mod seats;

@@ -1,5 +1,5 @@
-//! NewGame: a match set up by its variant, stored with its first events
-//! (and its request id), then held in memory.
+//! NewGame: a match set up by its variant, stored with its first log
+//! entry (and its request id), then held in memory.
 
 use std::collections::BTreeMap;
 
@@ -7,14 +7,13 @@ use bg_api::v1 as pb;
 use bg_engine::Seat;
 use bg_engine::game::{GameError, Match, RulesErrorKind};
 use bg_plugin_host::VariantRules;
-use bg_store::{GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
-use prost::Message;
+use bg_store::{Answer, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use sha2::{Digest, Sha256};
 use tonic::Code;
 
 use super::cache::Live;
-use super::events::{api_events, event_records};
-use super::retries::{MIN_NEW_GAME_REQUEST_ID, check_request_id, fingerprint};
+use super::events::{Recorded, entry};
+use super::retries::{MIN_NEW_GAME_REQUEST_ID, check_request_id, fingerprint, kept};
 use super::seats::{seat_token, token_hash};
 use super::{Games, ServerDice, unserialisable};
 use crate::convert;
@@ -51,7 +50,7 @@ impl<S: GameStore> Games<S> {
                 .await
                 .map_err(ApiError::store)?
         {
-            return self.replay_new_game(&previous, &fingerprint);
+            return self.replay_new_game(&previous, &fingerprint).await;
         }
         let plugin = self.plugins.get(&request.variant).ok_or_else(|| {
             let known: Vec<String> = self
@@ -81,33 +80,37 @@ impl<S: GameStore> Games<S> {
             .as_ref()
             .map(convert::start_board)
             .transpose()?;
-        let (game, events) =
-            Match::new(settings, &rules, &mut ServerDice(rand::rng())).map_err(|e| {
-                // A position the variant refuses is the caller's mistake,
-                // not the plugin's fault.
-                if let GameError::Rules(r) = &e
-                    && rules.start.is_some()
-                    && matches!(
-                        r.kind,
-                        RulesErrorKind::InvalidInput | RulesErrorKind::Unsupported
-                    )
-                {
-                    return ApiError::invalid(
-                        "start_board",
-                        format!("the variant refuses this start position: {}", r.message),
-                    );
+        let (started, thrown) = {
+            let mut dice = Recorded::new(ServerDice(rand::rng()));
+            let started = Match::new(settings, &rules, &mut dice);
+            (started, dice.thrown)
+        };
+        let (game, events) = started.map_err(|e| {
+            // A position the variant refuses is the caller's mistake,
+            // not the plugin's fault.
+            if let GameError::Rules(r) = &e
+                && rules.start.is_some()
+                && matches!(
+                    r.kind,
+                    RulesErrorKind::InvalidInput | RulesErrorKind::Unsupported
+                )
+            {
+                return ApiError::invalid(
+                    "start_board",
+                    format!("the variant refuses this start position: {}", r.message),
+                );
+            }
+            let api = ApiError::from(e);
+            if api.code == Code::InvalidArgument {
+                ApiError {
+                    reason: "INVALID_OPTION",
+                    ..api
                 }
-                let api = ApiError::from(e);
-                if api.code == Code::InvalidArgument {
-                    ApiError {
-                        reason: "INVALID_OPTION",
-                        ..api
-                    }
-                    .with("field", "options")
-                } else {
-                    api
-                }
-            })?;
+                .with("field", "options")
+            } else {
+                api
+            }
+        })?;
         // Time-ordered (UUID version 7): games created together, the ones
         // being played, share index pages, so a group commit writes fewer.
         let game_id = uuid::Uuid::now_v7().to_string();
@@ -130,12 +133,12 @@ impl<S: GameStore> Games<S> {
                 .transpose()
                 .map_err(unserialisable)?,
         };
-        let records = event_records(1, &events);
+        let (entry, last_events) = entry(1, None, None, thrown, events)?;
         let live = Live {
             record,
             game,
             rules,
-            last_events: api_events(&records),
+            last_events,
             stale: false,
         };
         let response = pb::NewGameResponse {
@@ -146,18 +149,13 @@ impl<S: GameStore> Games<S> {
         let request_record = (!request.request_id.is_empty()).then(|| RequestRecord {
             scope: NEW_GAME_SCOPE.to_string(),
             request_id: request.request_id.clone(),
-            fingerprint,
-            // Without the tokens: a retry derives them again.
-            response: pb::NewGameResponse {
-                white_token: String::new(),
-                black_token: String::new(),
-                ..response.clone()
-            }
-            .encode_to_vec(),
+            fingerprint: kept(&fingerprint),
+            // A retry reads the game and derives the tokens again.
+            answer: Answer::Created(live.record.game_id.clone()),
         });
         match self
             .store
-            .create(&live.record, &records, request_record.as_ref())
+            .create(&live.record, &entry, request_record.as_ref())
             .await
         {
             Ok(()) => {}
@@ -169,8 +167,7 @@ impl<S: GameStore> Games<S> {
                     .await
                     .map_err(ApiError::store)?
                     .ok_or_else(|| ApiError::store(StoreError::Duplicate))?;
-                return self
-                    .replay_new_game(&previous, &request_record.expect("checked").fingerprint);
+                return self.replay_new_game(&previous, &fingerprint).await;
             }
             Err(e) => return Err(ApiError::store(e)),
         }

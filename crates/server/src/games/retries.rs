@@ -1,13 +1,15 @@
-//! Retries: a request id recorded with the answer it got, so a retry is
-//! answered as first and never applied twice.
+//! Retries: a request id recorded with the version its action produced
+//! (or the game NewGame created), so a retry is answered as first, the
+//! game at that version, and never applied twice.
 
 use bg_api::v1 as pb;
 use bg_engine::Seat;
-use bg_store::{GameStore, RequestRecord};
+use bg_store::{Answer, GameStore, RequestRecord};
 use prost::Message;
 use sha2::{Digest, Sha256};
 use tonic::Code;
 
+use super::cache::Live;
 use super::seats::seat_token;
 use super::{Games, corrupt};
 use crate::error::ApiError;
@@ -40,12 +42,21 @@ pub fn fingerprint(method: &str, message: &impl Message) -> Vec<u8> {
     hash.finalize().to_vec()
 }
 
-/// The stored answer to a retried request, if it is the same request.
-pub(super) fn replay<M: Message + Default>(
-    previous: &RequestRecord,
-    fingerprint: &[u8],
-) -> Result<M, ApiError> {
-    if previous.fingerprint != fingerprint {
+/// What the store keeps of a request's fingerprint: 128 bits of a digest
+/// of it, enough to tell another request apart.
+pub(super) fn kept(fingerprint: &[u8]) -> Vec<u8> {
+    Sha256::digest(fingerprint)[..16].to_vec()
+}
+
+/// Whether a recorded request is this one (rows of older servers kept the
+/// fingerprint whole).
+pub(super) fn is_same(previous: &RequestRecord, fingerprint: &[u8]) -> bool {
+    previous.fingerprint == kept(fingerprint) || previous.fingerprint == fingerprint
+}
+
+/// Refuses a request id already used for another request.
+fn same_request(previous: &RequestRecord, fingerprint: &[u8]) -> Result<(), ApiError> {
+    if !is_same(previous, fingerprint) {
         return Err(ApiError::new(
             Code::InvalidArgument,
             "REQUEST_ID_REUSED",
@@ -53,17 +64,66 @@ pub(super) fn replay<M: Message + Default>(
         )
         .with("field", "request_id"));
     }
-    M::decode(previous.response.as_slice()).map_err(corrupt)
+    Ok(())
+}
+
+/// A recorded answer of the wrong kind for its scope.
+fn misplaced(previous: &RequestRecord) -> ApiError {
+    corrupt(format!(
+        "request {:?} of {} has an answer of another kind",
+        previous.request_id, previous.scope
+    ))
 }
 
 impl<S: GameStore> Games<S> {
+    /// The first answer to a retried action, if it is the same request:
+    /// the game at the version the action produced, from `live` (the game
+    /// as this server holds it), rebuilt if the game has moved on since.
+    pub(super) async fn answer_again(
+        &self,
+        live: &Live,
+        previous: &RequestRecord,
+        fingerprint: &[u8],
+    ) -> Result<pb::Game, ApiError> {
+        same_request(previous, fingerprint)?;
+        match &previous.answer {
+            Answer::Version(version) if *version > live.record.version => {
+                // Only a copy another server moved past can be behind its
+                // own answers: the caller reads the game again.
+                Err(ApiError::new(
+                    Code::Aborted,
+                    "VERSION_MISMATCH",
+                    "the game moved on on another server",
+                ))
+            }
+            Answer::Version(version) => self.at_version(live, *version).await?.snapshot(),
+            Answer::Response(bytes) => pb::Game::decode(bytes.as_slice()).map_err(corrupt),
+            Answer::Created(_) => Err(misplaced(previous)),
+        }
+    }
+
     /// The first answer to a retried NewGame, with its tokens derived again.
-    pub(super) fn replay_new_game(
+    pub(super) async fn replay_new_game(
         &self,
         previous: &RequestRecord,
         fingerprint: &[u8],
     ) -> Result<pb::NewGameResponse, ApiError> {
-        let mut response: pb::NewGameResponse = replay(previous, fingerprint)?;
+        same_request(previous, fingerprint)?;
+        let mut response = match &previous.answer {
+            Answer::Created(game_id) => {
+                let slot = self.slot(game_id);
+                let mut guard = slot.live.lock().await;
+                let live = self.fresh(&slot, &mut guard, game_id).await?;
+                pb::NewGameResponse {
+                    game: Some(self.at_version(live, 1).await?.snapshot()?),
+                    ..Default::default()
+                }
+            }
+            Answer::Response(bytes) => {
+                pb::NewGameResponse::decode(bytes.as_slice()).map_err(corrupt)?
+            }
+            Answer::Version(_) => return Err(misplaced(previous)),
+        };
         let game_id = response
             .game
             .as_ref()

@@ -34,10 +34,10 @@ impl<S: GameStore> Games<S> {
         let game_id = &reloaded.record.game_id;
         let past = self
             .store
-            .events_after(game_id, from)
+            .log_after(game_id, from)
             .await
             .map_err(ApiError::store)?;
-        let updates = updates_from(&past, reloaded.record.version, reloaded.snapshot()?);
+        let updates = updates_from(&past, reloaded.record.version, reloaded.snapshot()?)?;
         for update in updates {
             let _ = slot.updates.send(Arc::new(update));
         }
@@ -138,10 +138,10 @@ impl<S: GameStore> Games<S> {
         };
         let past = self
             .store
-            .events_after(game_id, from_version)
+            .log_after(game_id, from_version)
             .await
             .map_err(ApiError::store)?;
-        let catch_up = updates_from(&past, current, snapshot);
+        let catch_up = updates_from(&past, current, snapshot)?;
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let mut shutdown = self.shutdown.clone();
         tokio::spawn(async move {
