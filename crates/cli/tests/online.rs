@@ -209,10 +209,39 @@ fn the_benchmarks_spread_over_replicas_given_as_several_addresses() {
             .output()
             .unwrap())
     };
+    // The count a load run's first line gives for `name`.
+    let count = |load: &str, name: &str| -> u64 {
+        let field = load
+            .split_whitespace()
+            .find_map(|f| f.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no {name} in {load}"));
+        field.parse().unwrap()
+    };
     let load = bench(&["load", "--concurrency", "4", "--seconds", "0.5"]);
-    assert!(load.starts_with("servers=2 concurrency=4"), "{load}");
+    assert!(
+        load.starts_with("mode=classic servers=2 concurrency=4"),
+        "{load}"
+    );
     assert!(
         load.lines().last().unwrap().starts_with("move_rps="),
+        "{load}"
+    );
+    // A Roll and a Move a turn (and a version a game created).
+    let (moves, actions) = (count(&load, "moves"), count(&load, "actions"));
+    assert!(moves > 0 && actions >= 2 * moves, "{load}");
+    // With auto-roll, one call a turn: about as many actions as moves.
+    let load = bench(&[
+        "load",
+        "--concurrency",
+        "4",
+        "--seconds",
+        "0.5",
+        "--auto-roll",
+    ]);
+    assert!(load.starts_with("mode=auto-roll servers=2"), "{load}");
+    let (moves, actions) = (count(&load, "moves"), count(&load, "actions"));
+    assert!(
+        moves > 0 && actions > moves && actions < 2 * moves,
         "{load}"
     );
     let watch = bench(&["watch", "--actions", "30"]);

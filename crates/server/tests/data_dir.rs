@@ -371,3 +371,62 @@ async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
     );
     assert!(status.message().contains("upgrade"), "{status:?}");
 }
+
+/// Issue 15: a retry's first answer is rebuilt from the event log once the
+/// game has moved on. A logged action that no longer applies as logged
+/// (here: its dice changed in the file) cannot give that answer back: the
+/// retry is refused, FAILED_PRECONDITION, ANSWER_UNAVAILABLE, and nothing
+/// is applied; a retry at the current version is still answered.
+#[tokio::test]
+async fn a_retry_whose_logged_action_no_longer_applies_is_refused_and_applies_nothing() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let play = g.game.legal_plays[0].notation.clone();
+    let first_request = move_request(&g, &play, "first-move");
+    let token = g.to_act_token().to_string();
+    let first = client
+        .r#move(with_token(first_request.clone(), &token))
+        .await
+        .unwrap()
+        .into_inner();
+    g.game = first.clone();
+    let rolled_request = roll(&g, "then-roll");
+    let rolled = client.roll(rolled_request).await.unwrap().into_inner();
+    // Version 2 is the move; its entry logs no dice (a move throws none),
+    // so the damage goes into the opening's (version 1): the dice thrown.
+    fixture.server.kill();
+    let mut connection = database(&fixture).await;
+    let changed = sqlx::query(
+        "UPDATE game_events SET events = json_set(events, '$.dice[0]', 7) \
+         WHERE game_id = ? AND version = 1",
+    )
+    .bind(g.id())
+    .execute(&mut connection)
+    .await
+    .unwrap()
+    .rows_affected();
+    connection.close().await.unwrap();
+    assert_eq!(changed, 1);
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    let refused = client
+        .r#move(with_token(first_request, &token))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::FailedPrecondition, "ANSWER_UNAVAILABLE"),
+        "{refused:?}"
+    );
+    assert!(refused.message().contains("GetGame"), "{refused:?}");
+    assert_eq!(get_game(&mut client, &g).await, rolled, "nothing applied");
+    // The answer of the current version needs no log: still given.
+    g.game = first;
+    let again = client
+        .roll(roll(&g, "then-roll"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again, rolled);
+}

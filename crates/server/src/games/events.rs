@@ -193,6 +193,7 @@ impl<D: DiceSource> DiceSource for Recorded<D> {
 pub(super) struct Rethrown {
     dice: std::vec::IntoIter<u8>,
     pub short: bool,
+    misses: u32,
 }
 
 impl Rethrown {
@@ -200,6 +201,7 @@ impl Rethrown {
         Rethrown {
             dice: dice.into_iter(),
             short: false,
+            misses: 0,
         }
     }
 
@@ -211,12 +213,15 @@ impl Rethrown {
 
 impl DiceSource for Rethrown {
     fn die(&mut self) -> u8 {
-        self.dice
-            .next()
-            .filter(|d| (1..=6).contains(d))
-            .unwrap_or_else(|| {
+        match self.dice.next().filter(|d| (1..=6).contains(d)) {
+            Some(die) => die,
+            None => {
+                // The replay has failed; it must still end: 1, 2, 1, 2...
+                // never ties an opening throw for ever.
                 self.short = true;
-                1
-            })
+                self.misses += 1;
+                1 + (self.misses % 2) as u8
+            }
+        }
     }
 }
