@@ -26,6 +26,21 @@ fn all_variants() -> Fixture {
     )
 }
 
+/// A cube action of the seat to act.
+async fn cube(client: &mut Client, g: &Game, action: pb::DoubleAction) -> pb::Game {
+    let request = pb::DoubleRequest {
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: action as i32,
+    };
+    client
+        .double(with_token(request, g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 /// The action of whoever must act: a random legal play, a random choice
 /// of a decision. Auto-roll leaves nothing else to do in a game without a
 /// cube.
@@ -121,30 +136,8 @@ async fn in_the_crawford_game_auto_roll_rolls_for_both() {
     // double (the cube is centred), so rolls by hand: auto-roll waits.
     g.game = act(&mut client, &g, &mut rng, "").await;
     assert_eq!(g.game.phase, pb::Phase::Roll as i32);
-    let offer = pb::DoubleRequest {
-        game_id: g.id(),
-        expected_version: g.game.version,
-        request_id: String::new(),
-        action: pb::DoubleAction::Offer as i32,
-    };
-    let token = g.to_act_token().to_string();
-    g.game = client
-        .double(with_token(offer, &token))
-        .await
-        .unwrap()
-        .into_inner();
-    let drop = pb::DoubleRequest {
-        game_id: g.id(),
-        expected_version: g.game.version,
-        request_id: String::new(),
-        action: pb::DoubleAction::Drop as i32,
-    };
-    let token = g.to_act_token().to_string();
-    g.game = client
-        .double(with_token(drop, &token))
-        .await
-        .unwrap()
-        .into_inner();
+    g.game = cube(&mut client, &g, pb::DoubleAction::Offer).await;
+    g.game = cube(&mut client, &g, pb::DoubleAction::Drop).await;
     assert_eq!(g.game.game_number, 2);
     assert_eq!(g.game.crawford, pb::Crawford::ThisGame as i32);
     // The drop's answer already holds the starter's dice of game 2.
@@ -188,24 +181,8 @@ async fn in_a_money_game_the_cube_owner_rolls_by_hand() {
     assert_eq!(g.game.phase, pb::Phase::Roll as i32);
     let doubler = g.game.to_act;
     assert_ne!(doubler, starter);
-    let double = |g: &Game, action: pb::DoubleAction| pb::DoubleRequest {
-        game_id: g.id(),
-        expected_version: g.game.version,
-        request_id: String::new(),
-        action: action as i32,
-    };
-    let token = g.to_act_token().to_string();
-    g.game = client
-        .double(with_token(double(&g, pb::DoubleAction::Offer), &token))
-        .await
-        .unwrap()
-        .into_inner();
-    let token = g.to_act_token().to_string();
-    g.game = client
-        .double(with_token(double(&g, pb::DoubleAction::Take), &token))
-        .await
-        .unwrap()
-        .into_inner();
+    g.game = cube(&mut client, &g, pb::DoubleAction::Offer).await;
+    g.game = cube(&mut client, &g, pb::DoubleAction::Take).await;
     // The doubler cannot redouble: the take threw the doubler's dice.
     assert_eq!(
         kinds(&g.game.last_events)[..2],
