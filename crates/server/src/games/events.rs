@@ -225,3 +225,67 @@ impl DiceSource for Rethrown {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A replay that meets a die that is not one, or runs past the dice
+    /// logged, is short; what it throws then alternates, so that no
+    /// opening throw ties for ever before the replay is found wrong.
+    #[test]
+    fn dice_thrown_again_past_the_log_are_short_and_never_tie() {
+        let mut dice = Rethrown::new(vec![3, 5]);
+        assert_eq!((dice.die(), dice.die()), (3, 5));
+        assert!(dice.all_used());
+
+        let mut dice = Rethrown::new(vec![7, 2]);
+        let thrown: Vec<u8> = (0..6).map(|_| dice.die()).collect();
+        assert!(dice.short);
+        assert!(!dice.all_used());
+        assert!(
+            thrown.chunks(2).skip(1).all(|pair| pair[0] != pair[1]),
+            "{thrown:?}"
+        );
+    }
+
+    /// A move whose first event is that very move is logged without its
+    /// command, and read back the same; other commands are logged whole.
+    #[test]
+    fn a_move_is_read_from_its_event_and_other_commands_are_logged() {
+        let play: bg_engine::Play = "13/7 8/7".parse().unwrap();
+        let moved = Command::Move { play };
+        let events = vec![Event::Moved {
+            seat: Seat::White,
+            play,
+        }];
+        let (entry, _) = entry(5, Some(Seat::White), Some(&moved), vec![], events).unwrap();
+        assert!(!entry.text.contains("\"do\""), "{}", entry.text);
+        let Entry::Logged(logged) = Entry::read(&entry).unwrap() else {
+            panic!("a logged entry")
+        };
+        assert_eq!(logged.command(), Some(moved));
+
+        let (entry, _) = entry_of_roll();
+        let Entry::Logged(logged) = Entry::read(&entry).unwrap() else {
+            panic!("a logged entry")
+        };
+        assert_eq!(logged.command(), Some(Command::Roll));
+    }
+
+    fn entry_of_roll() -> (LogEntry, Vec<pb::GameEvent>) {
+        let dice = bg_engine::Dice::new(6, 1).unwrap();
+        let events = vec![Event::Rolled {
+            seat: Seat::Black,
+            dice,
+        }];
+        entry(
+            6,
+            Some(Seat::Black),
+            Some(&Command::Roll),
+            vec![6, 1],
+            events,
+        )
+        .unwrap()
+    }
+}
