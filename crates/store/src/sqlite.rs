@@ -1074,6 +1074,13 @@ impl GameStore for SqliteStore {
             let batch = forget_batch(&mut connection, after.as_ref(), before).await?;
             forgotten += batch.deleted;
             match batch.last {
+                // NewGame's ids are kept for good, and sit together in key
+                // order: the walk jumps past them all (no request id sorts
+                // after U+10FFFF, the last character; one that begins with
+                // it would be a NewGame id, kept anyway).
+                Some((scope, _)) if scope == NEW_GAME_SCOPE => {
+                    after = Some((NEW_GAME_SCOPE.to_string(), char::MAX.to_string()));
+                }
                 Some(last) => after = Some(last),
                 None => break,
             }
@@ -1216,6 +1223,39 @@ mod tests {
             .await
             .expect("the database file holds the commits within 10 s");
         assert_eq!(store.load("g199").await.unwrap().unwrap().state, state);
+    }
+
+    /// NewGame's ids, kept for good, are jumped over by the forgetting,
+    /// which must still reach the action ids whose scopes sort after them:
+    /// here a batch ends among 2,500 NewGame ids, between 700 old action
+    /// ids before them and 700 after.
+    #[tokio::test]
+    async fn forgetting_jumps_over_new_game_ids_and_reaches_the_scopes_after_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.db");
+        let store = SqliteStore::open(&path, Durability::Normal).await.unwrap();
+        let mut connection = SqliteConnection::connect_with(&store.options)
+            .await
+            .unwrap();
+        let rows = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500) \
+             INSERT INTO requests (scope, request_id, fingerprint, version, game_id, created_at) \
+             SELECT 'new-game', printf('id-%05d', i), x'00', NULL, printf('g%d', i), 0 FROM n; \
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 700) \
+             INSERT INTO requests (scope, request_id, fingerprint, version, game_id, created_at) \
+             SELECT s.scope, printf('old-%05d', i), x'00', i + 1, NULL, 0 \
+             FROM n, (SELECT '0a/white' AS scope UNION ALL SELECT 'z0/white') AS s;";
+        sqlx::raw_sql(rows).execute(&mut connection).await.unwrap();
+        let forgotten = store
+            .forget_requests(SystemTime::now() - Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert_eq!(forgotten, 1400);
+        let left: Vec<(String, i64)> =
+            sqlx::query_as("SELECT scope, count(*) FROM requests GROUP BY scope")
+                .fetch_all(&mut connection)
+                .await
+                .unwrap();
+        assert_eq!(left, [("new-game".to_string(), 2500)]);
     }
 
     fn request(scope: &str, id: &str) -> RequestRecord {
