@@ -176,15 +176,14 @@ pub fn render(game: &pb::Game) -> String {
     }
     let score = game.score.unwrap_or_default();
     let cube = game.cube.unwrap_or_default();
+    let cube = match (cube.in_play, seat_name(cube.owner)) {
+        (false, _) if cube.value == 1 => "none in this game".to_string(),
+        (_, "-") => format!("{} (centred)", cube.value),
+        (_, owner) => format!("{} ({owner})", cube.value),
+    };
     out.push_str(&format!(
-        "score: white {} black {}   cube: {} ({})\n",
-        score.white,
-        score.black,
-        cube.value,
-        match seat_name(cube.owner) {
-            "-" => "centred",
-            owner => owner,
-        }
+        "score: white {} black {}   cube: {cube}\n",
+        score.white, score.black,
     ));
     out.push_str(&format!(
         "turn: {}   phase: {}   to act: {}",

@@ -300,6 +300,11 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                 .map_err(explain)?;
             for v in variants.into_inner().variants {
                 println!("{} {}  {}", v.name, v.version, v.description);
+                println!(
+                    "    cube: {}   auto-roll by default: {}",
+                    if v.cube { "yes" } else { "no" },
+                    if v.auto_roll { "on" } else { "off" }
+                );
                 for o in v.options {
                     println!(
                         "    {}={} ({})  {}",
