@@ -15,6 +15,9 @@ fn main() {
     )
     .expect("write descriptor set");
     tonic_prost_build::configure()
+        // A game's options encode in key order: the same game is always
+        // the same bytes (a retry's answer, rebuilt, is the first one's).
+        .btree_map(".backgammon.v1.Game.options")
         .compile_fds(descriptors)
         .expect("tonic generates the service");
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bg_api::v1 as pb;
 use bg_api::v1::game_service_server::GameService;
-use bg_engine::game::Command;
+use bg_engine::game::{Command, MatchSettings};
 use bg_store::GameStore;
 use bg_variant_api::Capabilities;
 use tokio_stream::Stream;
@@ -131,12 +131,12 @@ impl<S: GameStore> GameService for Service<S> {
                     draws: caps.contains(Capabilities::DRAWS),
                     standard_board: caps.contains(Capabilities::STANDARD_BOARD),
                     max_win_level: p.max_win_level(),
-                    // The engine's default (MatchSettings::auto_roll): on
-                    // where a game set up with the default options has no
-                    // cube.
-                    auto_roll: p
-                        .new_game(&Default::default())
-                        .map_or(!caps.contains(Capabilities::CUBE), |setup| !setup.cube),
+                    // The engine's default, for a game set up with the
+                    // default options and settings.
+                    auto_roll: MatchSettings::default().auto_roll_default(
+                        p.new_game(&Default::default())
+                            .map_or(caps.contains(Capabilities::CUBE), |setup| setup.cube),
+                    ),
                 }
             })
             .collect();

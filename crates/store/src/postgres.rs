@@ -34,9 +34,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use crate::rows::{
     AnswerColumns, column, game_record, log_entries, request_record, stored_version,
 };
-use crate::{
-    Applied, Change, GameRecord, GameStore, LogEntry, NEW_GAME_SCOPE, RequestRecord, StoreError,
-};
+use crate::{Applied, Change, GameRecord, GameStore, LogEntry, RequestRecord, StoreError};
 
 /// The channel commits are announced on; the payload is
 /// `"<game id> <version>"`.
@@ -81,6 +79,13 @@ const NOTICES_BATCH: usize = 1024;
 
 /// Request ids forgotten per statement, so no statement runs long.
 const FORGET_BATCH: i64 = 1000;
+
+/// The statement forgetting [`FORGET_BATCH`] old action ids (`$1`: the
+/// time before which, `$2`: the batch), NewGame's scope written out for
+/// the partial index (checked against `NEW_GAME_SCOPE` by a test).
+const FORGET_OLD_ACTION_IDS: &str = "DELETE FROM requests WHERE ctid IN \
+     (SELECT ctid FROM requests WHERE created_at < $1 AND scope <> 'new-game' \
+      ORDER BY created_at LIMIT $2)";
 
 /// Games in a PostgreSQL database, shared with other server processes.
 #[derive(Clone, Debug)]
@@ -686,29 +691,38 @@ impl GameStore for PgStore {
             .ok_or_else(|| StoreError::Corrupt(format!("setting {name} vanished")))
     }
 
-    /// Deletes `FORGET_BATCH` old action ids a statement, found by the
-    /// BRIN index on `created_at` (migration 0002), in no particular order:
-    /// a BRIN index gives none, and none is needed.
+    /// Deletes [`FORGET_BATCH`] old action ids a statement, found by the
+    /// index on the action ids' `created_at` (migration 0002), oldest
+    /// first. The scope is written into the statement, not bound: only a
+    /// condition the planner sees can use a partial index.
     async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
         let before = unix_seconds(before);
         let mut forgotten = 0;
         loop {
-            let deleted = sqlx::query(
-                "DELETE FROM requests WHERE ctid IN \
-                 (SELECT ctid FROM requests WHERE created_at < $1 AND scope <> $2 LIMIT $3)",
-            )
-            .bind(before)
-            .bind(NEW_GAME_SCOPE)
-            .bind(FORGET_BATCH)
-            .execute(&self.pool)
-            .by_deadline()
-            .await
-            .map_err(|e| self.read_failed(e))?
-            .rows_affected();
+            let deleted = sqlx::query(FORGET_OLD_ACTION_IDS)
+                .bind(before)
+                .bind(FORGET_BATCH)
+                .execute(&self.pool)
+                .by_deadline()
+                .await
+                .map_err(|e| self.read_failed(e))?
+                .rows_affected();
             forgotten += deleted;
             if deleted < FORGET_BATCH as u64 {
                 return Ok(forgotten);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NEW_GAME_SCOPE;
+
+    /// The forgetting keeps NewGame's ids: its statement names their scope.
+    #[test]
+    fn the_forgetting_statement_spares_new_games_scope() {
+        assert!(FORGET_OLD_ACTION_IDS.contains(&format!("scope <> '{NEW_GAME_SCOPE}'")));
     }
 }

@@ -38,9 +38,8 @@ impl Match {
             .get_or_insert(setup.first_move.unwrap_or(FirstMove::Loser));
         // Auto-roll, when the settings leave it open: on where there is
         // no cube to turn before rolling.
-        self.settings
-            .auto_roll
-            .get_or_insert(!(setup.cube && self.settings.cube != CubeLimit::Off));
+        let auto_roll = self.settings.auto_roll_default(setup.cube);
+        self.settings.auto_roll.get_or_insert(auto_roll);
         let rule = if self.game_number == 1 {
             FirstMove::OpeningRoll
         } else {

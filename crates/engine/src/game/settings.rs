@@ -132,6 +132,13 @@ pub struct SettingsError {
 }
 
 impl MatchSettings {
+    /// Auto-roll's value when the settings leave it open: on where a game
+    /// with this variant's setup (`variant_cube`: whether it uses the cube)
+    /// and these settings has no cube to turn before rolling.
+    pub fn auto_roll_default(&self, variant_cube: bool) -> bool {
+        !(variant_cube && self.cube != CubeLimit::Off)
+    }
+
     pub fn is_money(&self) -> bool {
         self.match_length == 0
     }
