@@ -328,3 +328,56 @@ async fn watch_game_shows_the_auto_roll_as_its_own_event() {
     let logged = history.iter().find(|u| u.version == live.version).unwrap();
     assert_eq!(logged.events, live.events);
 }
+
+/// A game with options answers a retry with the same bytes as first, once
+/// the game has moved on too: its options encode in key order.
+#[tokio::test]
+async fn a_retry_of_a_game_with_options_gets_the_same_bytes() {
+    let fixture = start_plakoto_and_standard();
+    let mut client = connect(&fixture.server.addr).await;
+    let options = [
+        ("mother_check", "end_of_turn"),
+        ("bearoff_with_pinned", "allow"),
+        ("mother_exception", "off"),
+        ("opening", "use_die_off"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "plakoto".into(),
+            options,
+            settings: Some(pb::MatchSettings::default()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(g.game.options.len(), 4, "{:?}", g.game.options);
+    let mut rng = StdRng::seed_from_u64(6);
+    let before = g.game.clone();
+    let token = g.to_act_token().to_string();
+    let play = g.game.legal_plays[0].notation.clone();
+    let request = move_request(&g, &play, "with-options");
+    let first = client
+        .r#move(with_token(request.clone(), &token))
+        .await
+        .unwrap()
+        .into_inner();
+    g.game = first.clone();
+    for _ in 0..3 {
+        if g.game.phase == pb::Phase::MatchOver as i32 {
+            break;
+        }
+        g.game = act(&mut client, &g, &mut rng, "").await;
+    }
+    assert!(g.game.version > before.version + 1);
+    let again = client
+        .r#move(with_token(request, &token))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.encode_to_vec(), first.encode_to_vec());
+}
