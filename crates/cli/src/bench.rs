@@ -167,7 +167,8 @@ async fn check_health(
 async fn channels(addrs: &[String]) -> Result<Vec<Channel>> {
     let mut channels = Vec::new();
     for addr in addrs {
-        let channel = tonic::transport::Endpoint::from_shared(addr.to_string())?
+        let channel = tonic::transport::Endpoint::from_shared(crate::client::endpoint_url(addr))
+            .with_context(|| format!("{addr:?} is not a server address (host:port)"))?
             .tcp_nodelay(true)
             .connect()
             .await

@@ -15,8 +15,19 @@ use tonic_types::StatusExt;
 
 pub type Client = GameServiceClient<Channel>;
 
+/// An address as the server prints it (`127.0.0.1:50051`) or as a URL
+/// (`http://127.0.0.1:50051`): without a scheme, `http://` is meant.
+pub fn endpoint_url(addr: &str) -> String {
+    if addr.contains("://") {
+        addr.to_string()
+    } else {
+        format!("http://{addr}")
+    }
+}
+
 pub async fn connect(addr: &str) -> Result<Client> {
-    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())?
+    let channel = tonic::transport::Endpoint::from_shared(endpoint_url(addr))
+        .with_context(|| format!("{addr:?} is not a server address (host:port)"))?
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true)
         .connect()
@@ -336,11 +347,14 @@ pub fn board_of_position_id(id: &str) -> Result<pb::Board> {
 
 /// Parses `name=value` options.
 pub fn parse_options(options: &[String]) -> Result<BTreeMap<String, String>> {
-    options
-        .iter()
-        .map(|o| match o.split_once('=') {
-            Some((k, v)) => Ok((k.to_string(), v.to_string())),
-            None => bail!("options are name=value, not {o:?}"),
-        })
-        .collect()
+    let mut parsed = BTreeMap::new();
+    for o in options {
+        let Some((name, value)) = o.split_once('=') else {
+            bail!("options are name=value, not {o:?}");
+        };
+        if let Some(first) = parsed.insert(name.to_string(), value.to_string()) {
+            bail!("--option {name} is given twice ({first:?} and {value:?}): give it once");
+        }
+    }
+    Ok(parsed)
 }

@@ -23,13 +23,14 @@ use client::{Tokens, authorized, connect, explain, render};
     about = "Backgammon service client and offline tools"
 )]
 struct Cli {
-    /// Server address (`bench load` and `bench watch` take several,
-    /// comma-separated: replicas of one service).
+    /// Server address, `host:port` as the server prints it (or a URL,
+    /// `http://host:port`); `bench load` and `bench watch` take several,
+    /// comma-separated: replicas of one service.
     #[arg(
         long,
         global = true,
         env = "BACKGAMMON_ADDR",
-        default_value = "http://127.0.0.1:50051"
+        default_value = "127.0.0.1:50051"
     )]
     addr: String,
     /// Folder holding the variant plugins, for the offline tools.
@@ -148,9 +149,11 @@ enum Command {
         /// One of the choices the game shows.
         choice: String,
     },
-    /// Prints the game's updates as they happen (from a version on).
+    /// Prints the game's updates: those after a version (`--from`), then
+    /// live ones as they happen.
     Watch {
         game: String,
+        /// Start after this version (0: from the game's creation on).
         #[arg(long, default_value_t = 0)]
         from: u64,
     },
@@ -228,7 +231,19 @@ enum Bench {
     },
 }
 
-fn main() -> Result<()> {
+/// A mistake of the user's (or a server's refusal) is one line on stderr
+/// and exit code 1, never a backtrace, whatever RUST_BACKTRACE says.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bgctl: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),

@@ -250,3 +250,48 @@ fn the_benchmarks_spread_over_replicas_given_as_several_addresses() {
         "{watch}"
     );
 }
+
+/// Issue 16: the address as the server prints it (`host:port`) works; a
+/// user's mistake is one line on stderr and exit code 1, with no
+/// backtrace even when RUST_BACKTRACE asks for one; a repeated option is
+/// refused, naming it, rather than the last one silently winning.
+#[test]
+fn a_user_mistake_is_one_clear_line_and_host_port_is_an_address() {
+    let server = Server::start();
+    let tokens_dir = tempfile::tempdir().unwrap();
+    let tokens = tokens_dir.path().join("tokens.toml");
+    let host_port = server
+        .addr
+        .strip_prefix("http://")
+        .unwrap_or(&server.addr)
+        .to_string();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_bgctl"))
+            .args(["--addr", &host_port, "--tokens"])
+            .arg(&tokens)
+            .args(args)
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap()
+    };
+    assert!(ok(run(&["variants"])).contains("standard"));
+
+    let repeated = run(&[
+        "new",
+        "--option",
+        "setup=standard",
+        "--option",
+        "setup=nackgammon",
+    ]);
+    assert_eq!(repeated.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&repeated.stderr);
+    assert!(error.contains("--option setup is given twice"), "{error}");
+    assert_eq!(error.trim_end().lines().count(), 1, "{error}");
+
+    let unknown = run(&["show", "6a1f3c0e-0d0b-4b8e-9c3e-2f1d7a5b9e41"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&unknown.stderr);
+    assert!(error.starts_with("bgctl: "), "{error}");
+    assert!(!error.contains("stack backtrace"), "{error}");
+    assert_eq!(error.trim_end().lines().count(), 1, "{error}");
+}
