@@ -140,6 +140,10 @@ pub enum PlayParseError {
     BadPoint(String),
     #[error("`{0}` is not a move: write it as from/to, e.g. 13/7")]
     BadMove(String),
+    #[error("`{0}`: moves are written with a slash, from/to, e.g. 13/8")]
+    Dash(String),
+    #[error("`{0}`: a move is repeated at most {MAX_MOVES} times, e.g. 13/7(2)")]
+    BadRepeat(String),
     #[error("a play has at most {MAX_MOVES} moves")]
     TooManyMoves,
 }
@@ -163,8 +167,10 @@ impl FromStr for Play {
                     let n: usize = rest
                         .strip_suffix(')')
                         .and_then(|n| n.parse().ok())
-                        .filter(|&n| (1..=MAX_MOVES).contains(&n))
                         .ok_or_else(|| PlayParseError::BadMove(token.to_string()))?;
+                    if !(1..=MAX_MOVES).contains(&n) {
+                        return Err(PlayParseError::BadRepeat(token.to_string()));
+                    }
                     (chain, n)
                 }
                 None => (token, 1),
@@ -190,6 +196,9 @@ impl FromStr for Play {
 
 fn parse_point(text: &str) -> Result<u8, PlayParseError> {
     let bare = text.trim_end_matches(['*', '^']);
+    if bare.contains('-') {
+        return Err(PlayParseError::Dash(text.to_string()));
+    }
     match bare.to_ascii_lowercase().as_str() {
         "bar" | "b" => Ok(BAR),
         "off" | "o" => Ok(OFF),
@@ -228,6 +237,22 @@ impl<'de> serde::Deserialize<'de> for Play {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16: the usual mistakes in notation are told as such: a dash
+    /// for a slash, a repeat count a turn cannot have.
+    #[test]
+    fn a_dash_or_an_impossible_repeat_is_told_as_such() {
+        let dash = "13-8 6/5".parse::<Play>().unwrap_err();
+        assert_eq!(dash, PlayParseError::Dash("13-8".into()));
+        assert!(dash.to_string().contains("slash"), "{dash}");
+        let repeat = "13/8(5)".parse::<Play>().unwrap_err();
+        assert_eq!(repeat, PlayParseError::BadRepeat("13/8(5)".into()));
+        assert!(repeat.to_string().contains("at most 4 times"), "{repeat}");
+        assert!(matches!(
+            "13/8(x)".parse::<Play>(),
+            Err(PlayParseError::BadMove(_))
+        ));
+    }
 
     #[test]
     fn notation_round_trips() {

@@ -126,7 +126,7 @@ impl From<GameError> for ApiError {
                 | RulesErrorKind::IllegalDecision
                 | RulesErrorKind::Unsupported => Code::FailedPrecondition,
             },
-            GameError::NotYourTurn
+            GameError::NotYourTurn(_)
             | GameError::WrongPhase(_)
             | GameError::CubeUnavailable(_)
             | GameError::Resignation(_)

@@ -255,6 +255,18 @@ async fn no_seat_can_act_without_its_token() {
         (status.code(), reason(&status).as_str()),
         (Code::FailedPrecondition, "NOT_YOUR_TURN")
     );
+    // It says whose turn it is and what the game waits for.
+    let mover = if g.game.to_act == pb::Seat::White as i32 {
+        "white"
+    } else {
+        "black"
+    };
+    assert!(
+        status
+            .message()
+            .ends_with(&format!("the game waits for {mover} to move")),
+        "{status:?}"
+    );
     let game = get_game(&mut client, &g).await;
     assert_eq!(game, g.game, "nothing changed");
 }

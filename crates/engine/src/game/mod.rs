@@ -461,8 +461,10 @@ pub enum Event {
 /// Why a command was refused. Nothing changes when a command is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GameError {
-    #[error("it is not your turn")]
-    NotYourTurn,
+    /// Another seat must act first; the text says who, and what the game
+    /// waits for (e.g. "black to move").
+    #[error("it is not your turn: the game waits for {0}")]
+    NotYourTurn(String),
     #[error("{0}")]
     WrongPhase(String),
     #[error("you cannot double now: {0}")]
@@ -479,7 +481,7 @@ impl GameError {
     /// A stable machine-readable reason for API errors.
     pub fn reason(&self) -> &'static str {
         match self {
-            GameError::NotYourTurn => "NOT_YOUR_TURN",
+            GameError::NotYourTurn(_) => "NOT_YOUR_TURN",
             GameError::WrongPhase(_) => "WRONG_PHASE",
             GameError::CubeUnavailable(_) => "CUBE_UNAVAILABLE",
             GameError::Resignation(_) => "RESIGNATION_NOT_ALLOWED",
@@ -672,8 +674,16 @@ impl Match {
     /// that is not the one to act hears NOT_YOUR_TURN (wait), whatever it
     /// asked; WRONG_PHASE is for the seat to act asking the wrong thing.
     fn expect(&self, seat: Seat, phase: Phase) -> Result<(), GameError> {
-        if self.to_act().is_some_and(|to_act| to_act != seat) {
-            return Err(GameError::NotYourTurn);
+        if let Some(to_act) = self.to_act().filter(|&to_act| to_act != seat) {
+            let waits = match self.phase {
+                Phase::Roll => "to roll (or double)",
+                Phase::Move => "to move",
+                Phase::CubeOffered => "to answer the double",
+                Phase::ResignationOffered => "to answer the resignation",
+                Phase::Decision => "to decide",
+                Phase::MatchOver => "nothing",
+            };
+            return Err(GameError::NotYourTurn(format!("{to_act} {waits}")));
         }
         if self.phase != phase {
             return Err(GameError::WrongPhase(match self.phase {
