@@ -173,35 +173,10 @@ impl<S: GameStore> Games<S> {
                 );
             }
         };
-        match self.next_version(live, game, seat, command, thrown, events) {
+        match next_version(live, game, seat, command, thrown, events) {
             Ok((next, entry)) => Judged::Apply(next, entry),
             Err(e) => Judged::Answer(Err(e)),
         }
-    }
-
-    /// The copy of the game after an action, and the action's log entry.
-    fn next_version(
-        &self,
-        live: &Live,
-        game: Match,
-        seat: Seat,
-        command: &Command,
-        thrown: Vec<u8>,
-        events: Vec<Event>,
-    ) -> Result<(Live, LogEntry), ApiError> {
-        let mut record = live.record.clone();
-        record.version = live.record.version + 1;
-        record.state = snapshot::encode(&game).map_err(unserialisable)?;
-        let (entry, last_events) =
-            entry(record.version, Some(seat), Some(command), thrown, events)?;
-        let next = Live {
-            record,
-            game,
-            rules: live.rules.clone(),
-            last_events,
-            stale: false,
-        };
-        Ok((next, entry))
     }
 
     /// Stores the new version (with the request id and the version it
@@ -269,6 +244,29 @@ impl<S: GameStore> Games<S> {
         }
         Ok(snapshot)
     }
+}
+
+/// The copy of the game after an action, and the action's log entry.
+fn next_version(
+    live: &Live,
+    game: Match,
+    seat: Seat,
+    command: &Command,
+    thrown: Vec<u8>,
+    events: Vec<Event>,
+) -> Result<(Live, LogEntry), ApiError> {
+    let mut record = live.record.clone();
+    record.version = live.record.version + 1;
+    record.state = snapshot::encode(&game).map_err(unserialisable)?;
+    let (entry, last_events) = entry(record.version, Some(seat), Some(command), thrown, events)?;
+    let next = Live {
+        record,
+        game,
+        rules: live.rules.clone(),
+        last_events,
+        stale: false,
+    };
+    Ok((next, entry))
 }
 
 /// Why a commit did not apply.
