@@ -81,6 +81,36 @@ impl Tokens {
         seats.insert("black".into(), black.into());
     }
 
+    /// The whole id of the game `id` names: itself when the file holds it,
+    /// else the one game of the file whose id starts or ends with it (ids
+    /// begin with their creation time, so their ends tell games apart
+    /// best). `None` when no game of the file does; an error when several
+    /// do.
+    pub fn resolve(&self, id: &str) -> Result<Option<String>> {
+        if id.is_empty() || self.0.contains_key(id) {
+            return Ok(Some(id.to_string()));
+        }
+        let matching: Vec<&String> = self
+            .0
+            .keys()
+            .filter(|k| k.starts_with(id) || k.ends_with(id))
+            .collect();
+        match matching.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some((*one).clone())),
+            several => bail!(
+                "{id} is part of {} game ids in the tokens file: give more of one (e.g. {})",
+                several.len(),
+                several
+                    .iter()
+                    .take(3)
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
     pub fn get(&self, game_id: &str, seat: &str) -> Result<String> {
         self.0
             .get(game_id)
@@ -136,6 +166,12 @@ fn phase_name(phase: i32) -> &'static str {
 
 /// The board and the state of play, for a terminal.
 pub fn render(game: &pb::Game) -> String {
+    render_after(None, game)
+}
+
+/// The game after an action, its last action told with the board before
+/// it (`before`) when the caller has it, so that hits are marked.
+pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
     let mut out = String::new();
     let cell = |v: i32| match v {
         0 => "  . ".to_string(),
@@ -207,8 +243,11 @@ pub fn render(game: &pb::Game) -> String {
     }
     out.push('\n');
     if !game.last_events.is_empty() {
-        let events: Vec<String> = game.last_events.iter().map(describe_event).collect();
-        out.push_str(&format!("last action: {}\n", events.join(", ")));
+        let boards = before.zip(game.board.as_ref());
+        out.push_str(&format!(
+            "last action: {}\n",
+            crate::words::describe_action(&game.last_events, boards)
+        ));
     }
     if !game.position_id.is_empty() {
         out.push_str(&format!("position id: {}\n", game.position_id));
@@ -303,28 +342,6 @@ fn render_scoreboard(b: &pb::Scoreboard) -> String {
     out
 }
 
-/// An event in a few words: who, what, and the dice or the play when it
-/// has some (a roll that passed at once shows its dice only here).
-fn describe_event(event: &pb::GameEvent) -> String {
-    let detail: serde_json::Value = serde_json::from_str(&event.detail_json).unwrap_or_default();
-    let mut words = match seat_name(event.seat) {
-        "-" => event.kind.replace('_', " "),
-        seat => format!("{seat} {}", event.kind.replace('_', " ")),
-    };
-    if let (Some(d1), Some(d2)) = (detail["dice"]["d1"].as_u64(), detail["dice"]["d2"].as_u64()) {
-        words.push_str(&format!(" {d1}-{d2}"));
-    }
-    if let Some(play) = detail["play"].as_str() {
-        words.push_str(&format!(" {play}"));
-    }
-    if let (Some(white), Some(black)) =
-        (detail["opening"][0].as_u64(), detail["opening"][1].as_u64())
-    {
-        words.push_str(&format!(" (opening throw: white {white}, black {black})"));
-    }
-    words
-}
-
 /// The board of a gnubg Position ID, read with white on roll, in the API's
 /// format (white's numbering; black's checkers negative).
 pub fn board_of_position_id(id: &str) -> Result<pb::Board> {
@@ -357,4 +374,58 @@ pub fn parse_options(options: &[String]) -> Result<BTreeMap<String, String>> {
         }
     }
     Ok(parsed)
+}
+
+/// The variant's options and the match settings in effect for a new game:
+/// the options given, the variant's defaults for the others.
+pub fn in_effect(game: &pb::Game, variants: &[pb::Variant]) -> String {
+    let variant = variants.iter().find(|v| v.name == game.variant);
+    let mut options: BTreeMap<String, String> = variant
+        .map(|v| {
+            v.options
+                .iter()
+                .map(|o| (o.name.clone(), o.default_value.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    options.extend(game.options.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let options: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let s = game.settings.unwrap_or_default();
+    let length = match s.match_length {
+        0 => "a money session".to_string(),
+        n => format!("a match to {n}"),
+    };
+    let in_play = game.cube.is_none_or(|c| c.in_play);
+    let cube = match (s.cube_max, s.cube_unlimited) {
+        _ if !in_play => "no cube".to_string(),
+        (_, true) => "cube unlimited".to_string(),
+        (Some(0), _) => "no cube".to_string(),
+        (Some(max), _) => format!("cube up to {max}"),
+        (None, _) => "cube".to_string(),
+    };
+    let resign = if s.resignation == pb::ResignationMode::Offer as i32 {
+        "resignations offered (--level, --accept/--decline)"
+    } else {
+        "a resignation scored by the position"
+    };
+    format!(
+        "options: {}\nsettings: {length}, {cube}, auto-roll {}, {resign}\n",
+        if options.is_empty() {
+            "none".to_string()
+        } else {
+            options.join(" ")
+        },
+        if s.auto_roll == Some(true) {
+            "on"
+        } else {
+            "off"
+        }
+    )
+}
+
+/// The last eight characters of a game id: random in the ids the server
+/// makes, a short name for the game in the tokens file.
+pub fn id_end(id: &str) -> String {
+    let chars: Vec<char> = id.chars().collect();
+    chars[chars.len().saturating_sub(8)..].iter().collect()
 }

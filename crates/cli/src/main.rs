@@ -7,6 +7,7 @@
 mod bench;
 mod client;
 mod offline;
+mod words;
 
 use std::path::PathBuf;
 
@@ -14,7 +15,7 @@ use anyhow::Result;
 use bg_api::v1 as pb;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use client::{Tokens, authorized, connect, explain, render};
+use client::{Tokens, authorized, connect, explain, render, render_after};
 
 #[derive(Parser)]
 #[command(
@@ -62,6 +63,13 @@ impl SeatArg {
             SeatArg::Black => "black",
         }
     }
+
+    fn pb(self) -> pb::Seat {
+        match self {
+            SeatArg::White => pb::Seat::White,
+            SeatArg::Black => pb::Seat::Black,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -103,15 +111,23 @@ enum Command {
         position_id: Option<String>,
     },
     /// Shows a game, its board drawn in the terminal.
-    Show { game: String },
+    Show {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
+        game: String,
+    },
     /// Rolls for your seat.
     Roll {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
         game: String,
         #[arg(long = "as", value_enum)]
         seat: SeatArg,
     },
     /// Plays a whole turn, e.g. `bgctl move GAME --as white 13/7 8/7`.
     Move {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
         game: String,
         #[arg(long = "as", value_enum)]
         seat: SeatArg,
@@ -121,6 +137,8 @@ enum Command {
     },
     /// Offers a double, or answers one.
     Double {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
         game: String,
         #[arg(long = "as", value_enum)]
         seat: SeatArg,
@@ -129,6 +147,8 @@ enum Command {
     },
     /// Resigns (or offers a level, or answers an offer).
     Resign {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
         game: String,
         #[arg(long = "as", value_enum)]
         seat: SeatArg,
@@ -143,6 +163,8 @@ enum Command {
     /// Answers a decision the variant asks of your seat, e.g. tric-trac's
     /// `bgctl decide GAME --as white stay` (or `go`).
     Decide {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
         game: String,
         #[arg(long = "as", value_enum)]
         seat: SeatArg,
@@ -152,6 +174,8 @@ enum Command {
     /// Prints the game's updates: those after a version (`--from`), then
     /// live ones as they happen.
     Watch {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
         game: String,
         /// Start after this version (0: from the game's creation on).
         #[arg(long, default_value_t = 0)]
@@ -304,6 +328,11 @@ fn addresses(addr: &str) -> Vec<String> {
 
 async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command) -> Result<()> {
     let mut client = connect(addr).await?;
+    let tokens = Tokens::load(tokens_path)?;
+    // A game id as given, or the whole id of the game of the tokens file
+    // it is the start of.
+    let whole_id =
+        |id: &str| -> Result<String> { Ok(tokens.resolve(id)?.unwrap_or_else(|| id.to_string())) };
     let game_of = |id: &str| pb::GetGameRequest {
         game_id: id.to_string(),
     };
@@ -367,16 +396,27 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                 .map_err(explain)?
                 .into_inner();
             let game = response.game.unwrap_or_default();
-            let mut tokens = Tokens::load(tokens_path)?;
+            let mut tokens = tokens;
             tokens.insert(&game.game_id, &response.white_token, &response.black_token);
             tokens.save(tokens_path)?;
             print!("{}", render(&game));
+            let variants = client
+                .list_variants(pb::ListVariantsRequest {})
+                .await
+                .map_err(explain)?
+                .into_inner()
+                .variants;
+            print!("{}", client::in_effect(&game, &variants));
             println!("seat tokens saved in {}", tokens_path.display());
             println!("game id: {}", game.game_id);
+            println!(
+                "(bgctl takes any start or end of it that is one game's, e.g. {})",
+                client::id_end(&game.game_id)
+            );
         }
         Command::Show { game } => {
             let game = client
-                .get_game(game_of(&game))
+                .get_game(game_of(&whole_id(&game)?))
                 .await
                 .map_err(explain)?
                 .into_inner();
@@ -385,22 +425,24 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
         Command::Watch { game, from } => {
             let mut stream = client
                 .watch_game(pb::WatchGameRequest {
-                    game_id: game,
+                    game_id: whole_id(&game)?,
                     from_version: from,
                 })
                 .await
                 .map_err(explain)?
                 .into_inner();
+            // The board before each update, when the stream has given it,
+            // so that a move's hits are marked.
+            let mut board: Option<pb::Board> = None;
             while let Some(update) = stream.message().await.map_err(explain)? {
-                for e in &update.events {
-                    println!(
-                        "v{} {} {} {}",
-                        update.version,
-                        client::seat_name(e.seat),
-                        e.kind,
-                        e.detail_json
-                    );
-                }
+                let after = update.game.as_ref().and_then(|g| g.board.as_ref());
+                let boards = board.as_ref().zip(after);
+                println!(
+                    "v{} {}",
+                    update.version,
+                    words::describe_action(&update.events, boards)
+                );
+                board = after.cloned();
                 if let Some(game) = &update.game {
                     print!("{}", render(game));
                 }
@@ -415,12 +457,35 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                 | Command::Decide { game, seat, .. } => (game.clone(), *seat),
                 _ => unreachable!("offline commands are handled before"),
             };
-            let token = Tokens::load(tokens_path)?.get(&game_id, seat.name())?;
+            let Some(game_id) = tokens.resolve(&game_id)? else {
+                anyhow::bail!(
+                    "no game {game_id} in the tokens file {}: give the whole game id, or its start \
+                     or end if `bgctl new` made it here (see --tokens)",
+                    tokens_path.display()
+                );
+            };
+            let token = tokens.get(&game_id, seat.name())?;
             let current = client
                 .get_game(game_of(&game_id))
                 .await
                 .map_err(explain)?
                 .into_inner();
+            if let (Command::Roll { .. }, Some(dice)) = (&action, current.dice)
+                && current.to_act == seat.pb() as i32
+                && current.phase == pb::Phase::Move as i32
+            {
+                // Auto-roll (or the opening throw) has thrown for this seat.
+                print!("{}", render(&current));
+                println!(
+                    "{}'s dice are already thrown: {}-{}; play them with `bgctl move {} --as {} ...`",
+                    seat.name(),
+                    dice.die1,
+                    dice.die2,
+                    game_id,
+                    seat.name()
+                );
+                return Ok(());
+            }
             let version = current.version;
             let request_id = uuid_like();
             let game = match action {
@@ -510,7 +575,7 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
             }
             .map_err(explain)?
             .into_inner();
-            print!("{}", render(&game));
+            print!("{}", render_after(current.board.as_ref(), &game));
         }
     }
     Ok(())

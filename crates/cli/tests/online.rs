@@ -152,14 +152,14 @@ fn two_players_share_a_tokens_file_and_each_acts_only_for_its_seat() {
     assert_eq!(field(&after_move, "to act:"), waiting, "{after_move}");
     assert_eq!(
         field(&after_move, "last action:"),
-        format!("{mover} moved {}", play.join(" ")),
+        format!("{mover} moves {}", play.join(" ")),
         "{after_move}"
     );
     assert!(after_move.contains("version 2"), "{after_move}");
     let rolled = ok(bgctl(&server, &tokens, &["roll", &game, "--as", waiting]));
     assert!(rolled.contains("version 3"), "{rolled}");
     assert!(
-        rolled.contains(&format!("last action: {waiting} rolled ")),
+        rolled.contains(&format!("last action: {waiting} rolls ")),
         "{rolled}"
     );
 }
@@ -294,4 +294,195 @@ fn a_user_mistake_is_one_clear_line_and_host_port_is_an_address() {
     assert!(error.starts_with("bgctl: "), "{error}");
     assert!(!error.contains("stack backtrace"), "{error}");
     assert_eq!(error.trim_end().lines().count(), 1, "{error}");
+}
+
+/// The first legal play the board lists, as `bgctl move` takes it.
+fn first_play(shown: &str) -> Vec<String> {
+    let plays = field(shown, "legal plays (");
+    let (_, plays) = plays.split_once("): ").expect("a list of plays");
+    plays
+        .split(", ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(String::from)
+        .collect()
+}
+
+fn other(seat: &str) -> &'static str {
+    if seat == "white" { "black" } else { "white" }
+}
+
+/// The README's walk-through, whatever the dice: the opening throw decides
+/// who starts, `to act:` and the legal plays say what to do, a game is
+/// named by the end of its id, the cube and a resignation are told in
+/// players' words, and a Roll finding the dice thrown says so.
+#[test]
+fn the_readme_walk_through_works_whatever_the_dice() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let run = |args: &[&str]| ok(bgctl(&server, &tokens, args));
+
+    let created = run(&["new", "--match", "3"]);
+    assert!(created.contains("options: setup=standard"), "{created}");
+    assert!(
+        created.contains("settings: a match to 3, cube up to 64, auto-roll off"),
+        "{created}"
+    );
+    let whole = field(&created, "game id:").to_string();
+    let game = &whole[whole.len() - 8..];
+    assert!(created.contains(&format!("e.g. {game}")), "{created}");
+    let starter = field(&created, "to act:").to_string();
+    assert!(
+        field(&created, "last action:").contains(&format!("{starter} wins the opening throw")),
+        "{created}"
+    );
+
+    // The opening throw is the starter's roll: rolling again says so.
+    let again = run(&["roll", game, "--as", &starter]);
+    assert!(
+        again.contains(&format!("{starter}'s dice are already thrown")),
+        "{again}"
+    );
+    assert!(again.contains("version 1"), "{again}");
+
+    let mut args = vec![
+        "move".to_string(),
+        game.into(),
+        "--as".into(),
+        starter.clone(),
+    ];
+    args.extend(first_play(&created));
+    let moved = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let second = other(&starter);
+    assert_eq!(field(&moved, "to act:"), second, "{moved}");
+
+    // The second player doubles before rolling; the starter takes.
+    let offered = run(&["double", game, "--as", second]);
+    assert_eq!(
+        field(&offered, "last action:"),
+        format!("{second} doubles to 2")
+    );
+    let taken = run(&["double", game, "--as", &starter, "take"]);
+    assert_eq!(field(&taken, "last action:"), format!("{starter} takes"));
+    assert_eq!(field(&taken, "cube:"), format!("2 ({starter})"), "{taken}");
+
+    // Resigning by position scores the position as it stands, times the
+    // cube: with no checker borne off, at least a gammon.
+    let resigned = run(&["resign", game, "--as", &starter]);
+    let told = field(&resigned, "last action:");
+    assert!(
+        told.starts_with(&format!(
+            "{starter} resigns a gammon: {second} wins 4 points"
+        )) || told.starts_with(&format!(
+            "{starter} resigns a backgammon: {second} wins 6 points"
+        )),
+        "{resigned}"
+    );
+
+    // Offer mode: a level is offered and declined; a higher one is taken.
+    let created = run(&["new", "--match", "3", "--resign-offers"]);
+    assert!(created.contains("resignations offered"), "{created}");
+    let game = field(&created, "game id:").to_string();
+    let starter = field(&created, "to act:").to_string();
+    let offered = run(&["resign", &game, "--as", &starter, "--level", "1"]);
+    assert_eq!(
+        field(&offered, "last action:"),
+        format!("{starter} offers to resign a single game")
+    );
+    let declined = run(&["resign", &game, "--as", other(&starter), "--decline"]);
+    assert_eq!(
+        field(&declined, "last action:"),
+        format!("{} declines the resignation", other(&starter))
+    );
+    let again = bgctl(
+        &server,
+        &tokens,
+        &["resign", &game, "--as", &starter, "--level", "1"],
+    );
+    let error = String::from_utf8_lossy(&again.stderr);
+    assert!(error.contains("level 1 was declined"), "{error}");
+    run(&["resign", &game, "--as", &starter, "--level", "2"]);
+    let accepted = run(&["resign", &game, "--as", other(&starter), "--accept"]);
+    assert!(
+        field(&accepted, "last action:").starts_with(&format!(
+            "{starter} resigns a gammon: {} wins 2 points",
+            other(&starter)
+        )),
+        "{accepted}"
+    );
+}
+
+/// A game is named by any start or end of its id that is one game's in the
+/// tokens file; a part several games share, or none, is refused, saying
+/// what to give.
+#[test]
+fn a_shortened_game_id_names_one_game_of_the_tokens_file() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let first = field(&ok(bgctl(&server, &tokens, &["new"])), "game id:").to_string();
+    let second = field(&ok(bgctl(&server, &tokens, &["new"])), "game id:").to_string();
+    for part in [&first[first.len() - 6..], &first[..first.len() - 4]] {
+        let shown = ok(bgctl(&server, &tokens, &["show", part]));
+        assert!(shown.starts_with(&format!("game {first} ")), "{shown}");
+    }
+    // Both ids begin with their creation time.
+    let shared = bgctl(&server, &tokens, &["show", &first[..4]]);
+    assert!(!shared.status.success());
+    let error = String::from_utf8_lossy(&shared.stderr);
+    assert!(error.contains("is part of 2 game ids"), "{error}");
+    assert!(error.contains(&second), "{error}");
+    let unknown = bgctl(&server, &tokens, &["roll", "zzzz", "--as", "white"]);
+    assert!(!unknown.status.success());
+    let error = String::from_utf8_lossy(&unknown.stderr);
+    assert!(error.contains("no game zzzz in the tokens file"), "{error}");
+}
+
+/// With auto-roll, a move's answer tells the move and the opponent's roll;
+/// a checker sent to the bar is marked on the move that hit it (`13/7*`),
+/// as players write it. Plays the first legal play until a hit happens.
+#[test]
+fn a_hit_is_marked_in_the_move_that_made_it() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let run = |args: &[&str]| ok(bgctl(&server, &tokens, args));
+    let created = run(&["new", "--cube-max", "0"]);
+    assert!(created.contains("no cube, auto-roll on"), "{created}");
+    let game = field(&created, "game id:").to_string();
+    let bar = |shown: &str, seat: &str| -> u32 {
+        let at = field(shown, "bar:");
+        let n = if seat == "white" { 1 } else { 3 };
+        at.split(' ').nth(n).unwrap().parse().unwrap()
+    };
+    let mut shown = created;
+    for _ in 0..200 {
+        let mover = field(&shown, "to act:").to_string();
+        let before = bar(&shown, other(&mover));
+        let mut args = vec![
+            "move".to_string(),
+            game.clone(),
+            "--as".into(),
+            mover.clone(),
+        ];
+        args.extend(first_play(&shown));
+        shown = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let told = field(&shown, "last action:").to_string();
+        assert!(told.starts_with(&format!("{mover} moves ")), "{shown}");
+        if shown.contains("phase: match over") || shown.contains("last game:") {
+            break;
+        }
+        assert!(
+            told.contains(&format!("{} rolls ", other(&mover))),
+            "auto-roll throws for the next player: {shown}"
+        );
+        if bar(&shown, other(&mover)) > before {
+            assert!(told.contains('*'), "a hit is marked: {shown}");
+            return;
+        }
+        assert!(!told.contains('*'), "no hit, no mark: {shown}");
+    }
+    panic!("no hit in 200 turns of first legal plays");
 }
