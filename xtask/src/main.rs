@@ -24,7 +24,7 @@ fn main() -> Result<()> {
     let release = args.iter().any(|a| a == "--release");
     match args.first().map(String::as_str) {
         Some("plugins") => {
-            let dir = build_plugins(release)?;
+            let dir = build_plugins(release, &[])?;
             println!("{}", dir.display());
             Ok(())
         }
@@ -38,8 +38,10 @@ fn main() -> Result<()> {
 /// Builds the plugins and the server, then runs the server on them until
 /// it exits (Ctrl-C stops it cleanly).
 fn serve(release: bool, args: &[String]) -> Result<()> {
-    let plugins = build_plugins(release)?;
-    cargo(release, &["-p", "bg-server", "--bin", "backgammond"])?;
+    // One build of the plugins and the server together: the features of
+    // their dependencies are then those of `cargo test --workspace`
+    // (unified by crates/workspace-hack), so the two share every artifact.
+    let plugins = build_plugins(release, &["-p", "bg-server"])?;
     let server = target_dir().join(profile(release)).join("backgammond");
     let passed: Vec<&String> = args.iter().skip_while(|a| *a != "--").skip(1).collect();
     let mut command = Command::new(&server);
@@ -92,12 +94,14 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Builds the shipped plugins and gathers them in `target/plugins`.
-fn build_plugins(release: bool) -> Result<PathBuf> {
-    let packages: Vec<&str> = SHIPPED
+/// Builds the shipped plugins (and the packages `also` names, in the same
+/// build) and gathers the plugins in `target/plugins`.
+fn build_plugins(release: bool, also: &[&str]) -> Result<PathBuf> {
+    let mut packages: Vec<&str> = SHIPPED
         .iter()
         .flat_map(|(package, _)| ["-p", *package])
         .collect();
+    packages.extend(also);
     cargo(release, &packages)?;
     let built = target_dir().join(profile(release));
     let dir = target_dir().join("plugins");
