@@ -252,6 +252,15 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
     if !game.position_id.is_empty() {
         out.push_str(&format!("position id: {}\n", game.position_id));
     }
+    if !game.match_id.is_empty() {
+        out.push_str(&format!(
+            "match id: {}   gnubg id: {}:{}\n",
+            game.match_id, game.position_id, game.match_id
+        ));
+    }
+    if !game.xgid.is_empty() {
+        out.push_str(&format!("xgid: {}\n", game.xgid));
+    }
     if let Some(d) = &game.decision {
         out.push_str(&format!(
             "decision for {}: {} [{}]\n",

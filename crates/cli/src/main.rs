@@ -73,6 +73,12 @@ impl SeatArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Json,
+    Mat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum CubeAction {
     Offer,
     Take,
@@ -180,6 +186,23 @@ enum Command {
         /// Start after this version (0: from the game's creation on).
         #[arg(long, default_value_t = 0)]
         from: u64,
+    },
+    /// Writes the whole match to stdout in a format other programs read:
+    /// `json` (the service's record, any variant) or `mat` (gnubg's
+    /// .mat, which GNU Backgammon and eXtreme Gammon import), e.g.
+    /// `bgctl export GAME --format mat > match.mat`.
+    Export {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
+        game: String,
+        #[arg(long, value_enum, default_value_t = FormatArg::Json)]
+        format: FormatArg,
+        /// White's name in the record (one word).
+        #[arg(long, default_value = "")]
+        white: String,
+        /// Black's name in the record (one word).
+        #[arg(long, default_value = "")]
+        black: String,
     },
     /// Lists the variant plugins in the plugin folder (offline), and the files skipped.
     Plugins,
@@ -413,6 +436,27 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                 "(bgctl takes any start or end of it that is one game's, e.g. {})",
                 client::id_end(&game.game_id)
             );
+        }
+        Command::Export {
+            game,
+            format,
+            white,
+            black,
+        } => {
+            let record = client
+                .export_match(pb::ExportMatchRequest {
+                    game_id: whole_id(&game)?,
+                    format: match format {
+                        FormatArg::Json => pb::RecordFormat::Json,
+                        FormatArg::Mat => pb::RecordFormat::Mat,
+                    } as i32,
+                    white_name: white,
+                    black_name: black,
+                })
+                .await
+                .map_err(explain)?
+                .into_inner();
+            print!("{}", record.text);
         }
         Command::Show { game } => {
             let game = client

@@ -368,6 +368,22 @@ fn the_readme_walk_through_works_whatever_the_dice() {
     assert_eq!(field(&taken, "last action:"), format!("{starter} takes"));
     assert_eq!(field(&taken, "cube:"), format!("2 ({starter})"), "{taken}");
 
+    // The match so far, as gnubg's .mat and as the service's JSON record;
+    // the board shows the Match ID and the XGID beside the Position ID.
+    let mat = run(&["export", game, "--format", "mat", "--white", "Ann"]);
+    assert!(
+        mat.starts_with("\n 3 point match\n\n Game 1\n Ann : 0 "),
+        "{mat}"
+    );
+    assert!(mat.contains("Doubles => 2"), "{mat}");
+    let json = run(&["export", game]);
+    assert!(
+        json.contains("\"record\": \"backgammon-service match\""),
+        "{json}"
+    );
+    assert!(taken.contains("match id: "), "{taken}");
+    assert!(field(&taken, "xgid:").starts_with("XGID="), "{taken}");
+
     // Resigning by position scores the position as it stands, times the
     // cube: with no checker borne off, at least a gammon.
     let resigned = run(&["resign", game, "--as", &starter]);

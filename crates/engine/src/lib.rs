@@ -2,7 +2,8 @@
 //!
 //! This crate owns the vocabulary the rest of the workspace speaks:
 //! [`Seat`], [`Board`], [`Dice`], [`Move`], [`Play`], [`LegalPlay`],
-//! and the gnubg [`position_id`] encoding.
+//! the gnubg [`position_id`] and [`match_id`] encodings, and eXtreme
+//! Gammon's [`xgid`].
 //!
 //! It must never do I/O, read the clock, draw random numbers or know the
 //! rules of a particular variant beyond what all of them share (24 points,
@@ -13,8 +14,10 @@
 mod board;
 mod dice;
 pub mod game;
+pub mod match_id;
 mod play;
 pub mod position_id;
+pub mod xgid;
 
 pub use board::{BAR, Board, BoardError, CHECKERS, OFF, POINTS, Seat};
 pub use dice::{Dice, DiceError};

@@ -6,6 +6,8 @@ use bg_engine::game::{
     Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode, Scoreboard,
     ScoringLimit, SeatTally,
 };
+use bg_engine::match_id::{self, GameState, MatchInfo};
+use bg_engine::xgid::{self, XgDice, Xgid};
 use bg_engine::{BAR, Board, LegalPlay, Move, OFF, Play, Seat, position_id};
 
 use crate::error::ApiError;
@@ -345,6 +347,16 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
         } else {
             String::new()
         },
+        match_id: if standard && m.phase != Phase::MatchOver {
+            match_id::encode(&match_info(m)).unwrap_or_default()
+        } else {
+            String::new()
+        },
+        xgid: if standard && m.phase != Phase::MatchOver {
+            xgid::encode(&xgid_of(m, board_now)).unwrap_or_default()
+        } else {
+            String::new()
+        },
         legal_plays: legal
             .iter()
             .map(|lp| play_out(&lp.play, standard.then_some((&lp.result, m.turn))))
@@ -366,6 +378,56 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
         last_roll: m.pending_win.is_some(),
         // Filled by the caller, which asks the variant.
         scoreboard: None,
+    }
+}
+
+/// The state of play as a gnubg Match ID holds it.
+pub fn match_info(m: &Match) -> MatchInfo {
+    MatchInfo {
+        cube: m.cube.value,
+        cube_owner: m.cube.owner,
+        on_roll: m.turn,
+        to_decide: m.to_act().unwrap_or(m.turn),
+        crawford: crawford_game(m),
+        state: GameState::Playing,
+        double_offered: m.phase == Phase::CubeOffered,
+        resignation: m
+            .resignation
+            .map_or(0, |r| u8::try_from(r.level.min(3)).unwrap_or(3)),
+        dice: m.dice.map(|d| (d.d1, d.d2)),
+        match_length: m.settings.match_length,
+        score: m.score,
+    }
+}
+
+fn crawford_game(m: &Match) -> bool {
+    !m.settings.is_money() && m.settings.crawford && m.crawford == Crawford::ThisGame
+}
+
+/// The position and the state of play as an XGID holds them.
+pub fn xgid_of(m: &Match, board_now: &Board) -> Xgid {
+    let money = m.settings.is_money();
+    Xgid {
+        board: *board_now,
+        cube: m.cube.value,
+        cube_owner: m.cube.owner,
+        on_roll: m.turn,
+        dice: match (m.pending_double, m.dice) {
+            (Some(d), _) if d.beaver => XgDice::Beavered,
+            (Some(_), _) => XgDice::Doubled,
+            (None, Some(d)) => XgDice::Rolled(d.d1, d.d2),
+            (None, None) => XgDice::ToRoll,
+        },
+        score: m.score,
+        crawford: crawford_game(m),
+        jacoby: money && m.settings.jacoby,
+        beavers: money && m.settings.beavers,
+        match_length: m.settings.match_length,
+        max_cube: match m.settings.cube {
+            CubeLimit::Max(max) if max.is_power_of_two() => max,
+            // XG's own files say 10 (1024) for no limit.
+            _ => 1 << 10,
+        },
     }
 }
 

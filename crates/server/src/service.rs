@@ -239,6 +239,13 @@ impl<S: GameStore> GameService for Service<S> {
 
     type WatchGameStream = WatchStream;
 
+    async fn export_match(
+        &self,
+        request: Request<pb::ExportMatchRequest>,
+    ) -> Result<Response<pb::ExportMatchResponse>, Status> {
+        Ok(Response::new(self.games.export(request.get_ref()).await?))
+    }
+
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,

@@ -69,6 +69,31 @@ impl Entry {
         }
     }
 
+    /// Who acted (none: the game's creation, or an old entry).
+    pub(super) fn by(&self) -> Option<Seat> {
+        match self {
+            Entry::Logged(logged) => logged.by,
+            Entry::Old(_) => None,
+        }
+    }
+
+    /// The events in the engine's form. An old entry's are read back from
+    /// their fields (the engine's serde form without the tag).
+    pub(super) fn events(&self) -> Result<Vec<Event>, ApiError> {
+        match self {
+            Entry::Logged(logged) => Ok(logged.events.clone()),
+            Entry::Old(events) => events
+                .iter()
+                .map(|e| {
+                    let mut fields: serde_json::Map<String, serde_json::Value> =
+                        serde_json::from_str(&e.detail).map_err(corrupt)?;
+                    fields.insert("event".into(), e.kind.clone().into());
+                    serde_json::from_value(fields.into()).map_err(corrupt)
+                })
+                .collect(),
+        }
+    }
+
     /// The events as the API shows them.
     pub(super) fn api_events(&self) -> Vec<pb::GameEvent> {
         match self {

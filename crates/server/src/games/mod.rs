@@ -18,6 +18,7 @@
 mod actions;
 mod cache;
 mod events;
+mod export;
 mod history;
 mod new_game;
 mod retries;

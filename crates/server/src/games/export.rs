@@ -1,0 +1,160 @@
+//! ExportMatch: the match as a record other programs read, written from
+//! the event log (the formats themselves are `bg-records`').
+
+use bg_api::v1 as pb;
+use bg_engine::Seat;
+use bg_engine::game::Event;
+use bg_store::GameStore;
+use serde_json::json;
+use tonic::Code;
+
+use super::events::Entry;
+use super::{Games, corrupt, game_id_of};
+use crate::error::ApiError;
+
+/// One stored action: the version it made, who acted, what happened.
+struct Action {
+    version: u64,
+    by: Option<Seat>,
+    events: Vec<Event>,
+}
+
+impl<S: GameStore> Games<S> {
+    /// The match up to its current version, in `request.format`.
+    pub async fn export(
+        &self,
+        request: &pb::ExportMatchRequest,
+    ) -> Result<pb::ExportMatchResponse, ApiError> {
+        let game_id = &game_id_of(&request.game_id)?;
+        let format = match pb::RecordFormat::try_from(request.format) {
+            Ok(f @ (pb::RecordFormat::Json | pb::RecordFormat::Mat)) => f,
+            _ => {
+                return Err(ApiError::invalid(
+                    "format",
+                    "format: RECORD_FORMAT_JSON or RECORD_FORMAT_MAT",
+                ));
+            }
+        };
+        let names = [
+            name(&request.white_name, "White", "white_name")?,
+            name(&request.black_name, "Black", "black_name")?,
+        ];
+        let slot = self.slot(game_id);
+        let (record, settings) = {
+            let mut guard = slot.live.lock().await;
+            let live = self.fresh(&slot, &mut guard, game_id).await?;
+            (live.record.clone(), live.game.settings.clone())
+        };
+        let log = self
+            .store
+            .log_after(game_id, 0)
+            .await
+            .map_err(ApiError::store)?;
+        let actions = log
+            .iter()
+            .filter(|e| e.version <= record.version)
+            .map(|e| {
+                let entry = Entry::read(e)?;
+                Ok(Action {
+                    version: e.version,
+                    by: entry.by(),
+                    events: entry.events()?,
+                })
+            })
+            .collect::<Result<Vec<Action>, ApiError>>()?;
+        let (text, extension) = match format {
+            pb::RecordFormat::Mat => {
+                if !mat_reads(&record) {
+                    return Err(ApiError::new(
+                        Code::FailedPrecondition,
+                        "UNSUPPORTED_FORMAT",
+                        format!(
+                            "a {} match with options {} cannot be written as .mat (standard \
+                             backgammon's format): export it as JSON",
+                            record.variant, record.options
+                        ),
+                    ));
+                }
+                let events: Vec<Event> = actions.into_iter().flat_map(|a| a.events).collect();
+                let info = bg_records::MatchInfo {
+                    match_length: settings.match_length,
+                    names,
+                    date: None,
+                };
+                let text = bg_records::mat(&info, &events).map_err(|e| {
+                    ApiError::new(Code::FailedPrecondition, "UNSUPPORTED_FORMAT", e.0)
+                })?;
+                (text, "mat")
+            }
+            _ => (json_record(&record, &settings, &actions)?, "json"),
+        };
+        Ok(pb::ExportMatchResponse {
+            version: record.version,
+            format: format as i32,
+            file_name: format!("{game_id}-match.{extension}"),
+            text,
+        })
+    }
+}
+
+/// Whether a .mat file holds this game as played: standard backgammon
+/// from its usual setup, the game gnubg and XG read from .mat files (a
+/// .mat file has no start position). Caucasian, Plakoto, tric-trac,
+/// nackgammon and games from a given position are exported as JSON only.
+fn mat_reads(record: &bg_store::GameRecord) -> bool {
+    let options: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(&record.options).unwrap_or_default();
+    record.variant == "standard"
+        && options.get("setup").is_none_or(|s| s == "standard")
+        && record.start_board.is_none()
+}
+
+/// A player's name for the record: one word, or the default.
+fn name<'a>(given: &'a str, default: &'a str, field: &'static str) -> Result<&'a str, ApiError> {
+    if given.is_empty() {
+        return Ok(default);
+    }
+    if given.len() > 64 || given.contains(|c: char| c.is_whitespace() || c.is_control()) {
+        return Err(ApiError::invalid(
+            field,
+            format!("{field}: one word of at most 64 bytes, no spaces"),
+        ));
+    }
+    Ok(given)
+}
+
+/// The service's own record: every action with its version and events.
+fn json_record(
+    record: &bg_store::GameRecord,
+    settings: &bg_engine::game::MatchSettings,
+    actions: &[Action],
+) -> Result<String, ApiError> {
+    let options: serde_json::Value = serde_json::from_str(&record.options).map_err(corrupt)?;
+    let start_board: serde_json::Value = match &record.start_board {
+        Some(board) => serde_json::from_str(board).map_err(corrupt)?,
+        None => serde_json::Value::Null,
+    };
+    let actions: Vec<serde_json::Value> = actions
+        .iter()
+        .map(|a| {
+            json!({
+                "version": a.version,
+                "by": a.by,
+                "events": a.events,
+            })
+        })
+        .collect();
+    let value = json!({
+        "record": "backgammon-service match",
+        "record_version": 1,
+        "game_id": record.game_id,
+        "variant": record.variant,
+        "variant_version": record.variant_version,
+        "options": options,
+        "settings": settings,
+        "start_board": start_board,
+        "version": record.version,
+        "actions": actions,
+    });
+    serde_json::to_string_pretty(&value).map_err(corrupt)
+}
