@@ -76,6 +76,7 @@ impl SeatArg {
 enum FormatArg {
     Json,
     Mat,
+    Sgf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -188,8 +189,8 @@ enum Command {
         from: u64,
     },
     /// Writes the whole match to stdout in a format other programs read:
-    /// `json` (the service's record, any variant) or `mat` (gnubg's
-    /// .mat, which GNU Backgammon and eXtreme Gammon import), e.g.
+    /// `json` (the service's record, any variant), `mat` (the .mat text
+    /// GNU Backgammon and eXtreme Gammon import) or `sgf` (gnubg's own), e.g.
     /// `bgctl export GAME --format mat > match.mat`.
     Export {
         /// The game id, or any start or end of it that is one game's in
@@ -449,6 +450,7 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                     format: match format {
                         FormatArg::Json => pb::RecordFormat::Json,
                         FormatArg::Mat => pb::RecordFormat::Mat,
+                        FormatArg::Sgf => pb::RecordFormat::Sgf,
                     } as i32,
                     white_name: white,
                     black_name: black,

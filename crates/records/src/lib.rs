@@ -5,6 +5,9 @@
 //!   `export match mat` writes it, the format every backgammon program
 //!   imports (shared/research/architecture.md §2.4; the layout checked
 //!   against gnubg 1.07's own files and its `import mat`).
+//! - [`sgf`]: backgammon SGF (`GM[6]`, red-bean.com/sgf/backgammon.html),
+//!   gnubg's own format, as its `save match` writes it (checked with its
+//!   `load match`).
 //!
 //! This crate owns the formats only. It must never read storage or the
 //! network, nor know a variant's rules: what happened comes from the
@@ -13,7 +16,7 @@
 //! Seats: white is the first player (the left column of a .mat file,
 //! gnubg's player 0), black the second, as in the service's Match IDs.
 
-use bg_engine::game::Event;
+use bg_engine::game::{EndReason, Event};
 use bg_engine::{Move, Seat};
 
 /// The players' names and what the match is.
@@ -21,6 +24,8 @@ use bg_engine::{Move, Seat};
 pub struct MatchInfo<'a> {
     /// Points to win; 0 for a money session.
     pub match_length: u32,
+    /// Whether the match plays the Crawford rule.
+    pub crawford: bool,
     /// White's name, then black's (no spaces: .mat files split on them).
     pub names: [&'a str; 2],
     /// `yyyy.mm.dd`, if known.
@@ -60,6 +65,10 @@ enum Cell {
 #[derive(Clone, Debug, Default)]
 struct GameLines {
     number: u32,
+    /// The Crawford game.
+    crawford: bool,
+    /// The winner, the points and whether the loser resigned.
+    result: Option<(Seat, u32, bool)>,
     /// The score when it began, white's first.
     score: [u32; 2],
     cells: Vec<(Seat, Cell)>,
@@ -75,9 +84,14 @@ fn games(events: &[Event]) -> Result<Vec<GameLines>, RecordError> {
     let mut thrown: Option<(Seat, (u8, u8))> = None;
     for event in events {
         match event {
-            Event::GameStarted { game_number, .. } => {
+            Event::GameStarted {
+                game_number,
+                crawford,
+                ..
+            } => {
                 games.push(GameLines {
                     number: *game_number,
+                    crawford: *crawford,
                     score,
                     ..GameLines::default()
                 });
@@ -130,6 +144,7 @@ fn games(events: &[Event]) -> Result<Vec<GameLines>, RecordError> {
                 let game = current(&mut games)?;
                 game.cells.push((winner, Cell::Wins(result.points)));
                 game.ended = true;
+                game.result = Some((winner, result.points, result.reason == EndReason::Resigned));
                 score = *after;
             }
             _ => {}
@@ -249,4 +264,177 @@ pub fn mat(info: &MatchInfo<'_>, events: &[Event]) -> Result<String, RecordError
         out.push('\n');
     }
     Ok(out)
+}
+
+/// The SGF letter of a point in the mover's numbering: points `a`-`x`
+/// are 1-24 counted from white's side (white's 1-point is `a`, black's
+/// is `x`), `y` the bar, `z` off.
+fn sgf_point(seat: Seat, point: u8) -> char {
+    match point {
+        25 => 'y',
+        0 => 'z',
+        p if seat == Seat::White => char::from(b'a' + p - 1),
+        p => char::from(b'a' + 24 - p),
+    }
+}
+
+/// The match as SGF: one game tree per game, each with the match's
+/// length, the game's number (from 0) and the scores it began at, the
+/// players, the Crawford rule, the result (`W+2`, `B+1R` for a
+/// resignation) once it has one, and a node per action: `W[31hefe]`
+/// (dice then each move's from and to), `B[66]` (no move possible),
+/// `W[double]`, `B[take]`, `B[drop]`.
+pub fn sgf(info: &MatchInfo<'_>, events: &[Event]) -> Result<String, RecordError> {
+    let escape = |s: &str| s.replace('\\', "\\\\").replace(']', "\\]");
+    let mut out = String::new();
+    for game in games(events)? {
+        out.push_str(&format!(
+            "(;FF[4]GM[6]CA[UTF-8]AP[backgammon-service]MI[length:{}][game:{}][ws:{}][bs:{}]PW[{}]PB[{}]",
+            info.match_length,
+            game.number.saturating_sub(1),
+            game.score[0],
+            game.score[1],
+            escape(info.names[0]),
+            escape(info.names[1]),
+        ));
+        if let Some(date) = info.date {
+            out.push_str(&format!("DT[{}]", date.replace('.', "-")));
+        }
+        if info.match_length > 0 && info.crawford {
+            out.push_str(if game.crawford {
+                "RU[Crawford:CrawfordGame]"
+            } else {
+                "RU[Crawford]"
+            });
+        }
+        if let Some((winner, points, resigned)) = game.result {
+            let side = if winner == Seat::White { 'W' } else { 'B' };
+            out.push_str(&format!(
+                "RE[{side}+{points}{}]",
+                if resigned { "R" } else { "" }
+            ));
+        }
+        out.push('\n');
+        for (seat, cell) in &game.cells {
+            let side = if *seat == Seat::White { 'W' } else { 'B' };
+            let value = match cell {
+                Cell::Played { dice, moves } => {
+                    let mut v = format!("{}{}", dice.0, dice.1);
+                    for m in moves {
+                        v.push(sgf_point(*seat, m.from));
+                        v.push(sgf_point(*seat, m.to));
+                    }
+                    v
+                }
+                Cell::Doubles(_) => "double".to_string(),
+                Cell::Takes => "take".to_string(),
+                Cell::Drops => "drop".to_string(),
+                Cell::Beavers(_) => {
+                    return Err(RecordError(
+                        "a beaver has no SGF form gnubg reads: export the match as JSON".into(),
+                    ));
+                }
+                // The result is the game's RE property.
+                Cell::Wins(_) => continue,
+            };
+            out.push_str(&format!(";{side}[{value}]\n"));
+        }
+        out.push_str(")\n");
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bg_engine::Dice;
+    use bg_engine::game::GameResult;
+
+    /// Black opens 3-1 (8/5 6/5), white plays 6-4 and doubles, black drops:
+    /// gnubg's own export of this game (issue 17's research) reads so.
+    fn a_dropped_double() -> Vec<Event> {
+        let dice = |a, b| Dice::new(a, b).unwrap();
+        vec![
+            Event::GameStarted {
+                game_number: 1,
+                starter: Seat::Black,
+                opening: Some([1, 3]),
+                crawford: false,
+            },
+            Event::Rolled {
+                seat: Seat::Black,
+                dice: dice(3, 1),
+            },
+            Event::Moved {
+                seat: Seat::Black,
+                play: "8/5 6/5".parse().unwrap(),
+            },
+            Event::Rolled {
+                seat: Seat::White,
+                dice: dice(6, 4),
+            },
+            Event::Moved {
+                seat: Seat::White,
+                play: "24/18 13/9".parse().unwrap(),
+            },
+            Event::DoubleOffered {
+                seat: Seat::Black,
+                value: 2,
+            },
+            Event::DoubleDropped { seat: Seat::White },
+            Event::GameEnded {
+                result: GameResult {
+                    game_number: 1,
+                    winner: Some(Seat::Black),
+                    reason: EndReason::Dropped,
+                    kind: "single".into(),
+                    level: 1,
+                    cube: 1,
+                    points: 1,
+                },
+                score: [0, 1],
+            },
+        ]
+    }
+
+    fn info() -> MatchInfo<'static> {
+        MatchInfo {
+            match_length: 3,
+            crawford: true,
+            names: ["Alice", "Bob"],
+            date: None,
+        }
+    }
+
+    #[test]
+    fn a_mat_file_has_gnubgs_columns_and_cube_lines() {
+        let text = mat(&info(), &a_dropped_double()).unwrap();
+        let expected = "\n 3 point match\n\n Game 1\n Alice : 0                      Bob : 0\n  \
+            1)                             31: 8/5 6/5\n  \
+            2) 64: 24/18 13/9               Doubles => 2\n  \
+            3)  Drops                       Wins 1 point\n\n";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn an_sgf_game_has_its_result_and_a_node_per_action() {
+        let text = sgf(&info(), &a_dropped_double()).unwrap();
+        assert!(
+            text.starts_with(
+                "(;FF[4]GM[6]CA[UTF-8]AP[backgammon-service]MI[length:3][game:0][ws:0][bs:0]PW[Alice]PB[Bob]RU[Crawford]RE[B+1]\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(";B[31qtst]\n;W[64xrmi]\n;B[double]\n;W[drop]\n)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_name_with_a_space_is_refused_for_a_mat_file() {
+        let mut info = info();
+        info.names = ["Ann Lee", "Bob"];
+        assert!(mat(&info, &a_dropped_double()).is_err());
+    }
 }

@@ -150,14 +150,19 @@ struct GameRead {
     points: u32,
 }
 
-/// What gnubg made of a .mat file.
-fn import_mat(gnubg: &Gnubg, text: &str) -> (Vec<GameRead>, String) {
-    let file = gnubg.dir().join("match.mat");
+/// What gnubg made of a match file: `import mat` of a .mat file, `load
+/// match` of an SGF file.
+fn import(gnubg: &Gnubg, text: &str, format: pb::RecordFormat) -> (Vec<GameRead>, String) {
+    let (name, command) = match format {
+        pb::RecordFormat::Sgf => ("match.sgf", "load match"),
+        _ => ("match.mat", "import mat"),
+    };
+    let file = gnubg.dir().join(name);
     std::fs::write(&file, text).unwrap();
     // In gnubg's Python module player 0 is "X" and player 1 "O".
     let script = r#"
 import os
-gnubg.command('import mat ' + os.environ['MATFILE'])
+gnubg.command(os.environ['IMPORT'] + ' ' + os.environ['MATFILE'])
 m = gnubg.match(0, 0, 0, 0)
 player = {'X': 0, 'O': 1}
 for g in m['games']:
@@ -167,7 +172,10 @@ for g in m['games']:
         moves = ' '.join('%s/%s' % tuple(mv) for mv in r.get('move', []))
         print('ACTION', player.get(r.get('player')), r['action'], ''.join(map(str, r.get('dice', ''))), moves)
 "#;
-    let output = gnubg.python(script, &[("MATFILE", file.to_str().unwrap())]);
+    let output = gnubg.python(
+        script,
+        &[("MATFILE", file.to_str().unwrap()), ("IMPORT", command)],
+    );
     let mut games: Vec<GameRead> = Vec::new();
     for line in output.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -293,22 +301,25 @@ async fn export(
         .into_inner()
 }
 
-#[tokio::test]
-async fn gnubg_imports_the_mat_export_as_the_games_played() {
-    let Some(gnubg) = Gnubg::find("gnubg_imports_the_mat_export") else {
-        return;
-    };
+/// Matches to 5 and 7 with doubles, takes, drops and resignations, the
+/// Crawford game among them; a money session; a match left in play:
+/// exported in `format`, read by gnubg as the games played (from the
+/// service's JSON record of each).
+async fn gnubg_reads_the_export_as_the_games_played(gnubg: &Gnubg, format: pb::RecordFormat) {
     let fixture = start();
     let mut client = connect(&fixture.server.addr).await;
     let mut rng = StdRng::seed_from_u64(1717);
     let mut seen = std::collections::BTreeMap::<&str, usize>::new();
-    // Matches to 5 and 7 with doubles, takes, drops and resignations, the
-    // Crawford game among them; a money session; a match left in play.
     for (length, games, limit) in [(5, 0, 5000), (7, 0, 5000), (0, 4, 5000), (5, 0, 60)] {
         let (g, _) = play(&mut client, &mut rng, length, games, limit).await;
-        let mat = export(&mut client, &g.id(), pb::RecordFormat::Mat).await;
-        assert_eq!(mat.version, g.game.version);
-        assert!(mat.file_name.ends_with(".mat"), "{}", mat.file_name);
+        let file = export(&mut client, &g.id(), format).await;
+        assert_eq!(file.version, g.game.version);
+        let extension = if format == pb::RecordFormat::Mat {
+            ".mat"
+        } else {
+            ".sgf"
+        };
+        assert!(file.file_name.ends_with(extension), "{}", file.file_name);
         let json = export(&mut client, &g.id(), pb::RecordFormat::Json).await;
         let record: serde_json::Value = serde_json::from_str(&json.text).unwrap();
         assert_eq!(record["version"], g.game.version);
@@ -321,31 +332,25 @@ async fn gnubg_imports_the_mat_export_as_the_games_played() {
                 }
             }
         }
-        let (read, output) = import_mat(&gnubg, &mat.text);
-        assert_eq!(read.len(), played.len(), "{}\ngnubg:\n{output}", mat.text);
+        let text = &file.text;
+        let (read, output) = import(gnubg, text, format);
+        assert_eq!(read.len(), played.len(), "{text}\ngnubg:\n{output}");
         for (i, (read, played)) in read.iter().zip(&played).enumerate() {
+            let game = i + 1;
             assert_eq!(
-                read.score,
-                played.score,
-                "game {} of\n{}\ngnubg:\n{output}",
-                i + 1,
-                mat.text
+                read.score, played.score,
+                "game {game} of\n{text}\ngnubg:\n{output}"
             );
             assert_eq!(
-                read.actions,
-                played.actions,
-                "game {} of\n{}\ngnubg:\n{output}",
-                i + 1,
-                mat.text
+                read.actions, played.actions,
+                "game {game} of\n{text}\ngnubg:\n{output}"
             );
             if played.winner.is_some() {
                 *seen.entry("game").or_default() += 1;
                 assert_eq!(
                     (read.winner, read.points),
                     (played.winner, played.points),
-                    "game {} of\n{}",
-                    i + 1,
-                    mat.text
+                    "game {game} of\n{text}\ngnubg:\n{output}"
                 );
             }
         }
@@ -356,6 +361,20 @@ async fn gnubg_imports_the_mat_export_as_the_games_played() {
             seen.get(kind).is_some_and(|&n| n > 0),
             "no {kind}: {seen:?}"
         );
+    }
+}
+
+#[tokio::test]
+async fn gnubg_imports_the_mat_export_as_the_games_played() {
+    if let Some(gnubg) = Gnubg::find("gnubg_imports_the_mat_export") {
+        gnubg_reads_the_export_as_the_games_played(&gnubg, pb::RecordFormat::Mat).await;
+    }
+}
+
+#[tokio::test]
+async fn gnubg_loads_the_sgf_export_as_the_games_played() {
+    if let Some(gnubg) = Gnubg::find("gnubg_loads_the_sgf_export") {
+        gnubg_reads_the_export_as_the_games_played(&gnubg, pb::RecordFormat::Sgf).await;
     }
 }
 

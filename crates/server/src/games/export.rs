@@ -27,11 +27,11 @@ impl<S: GameStore> Games<S> {
     ) -> Result<pb::ExportMatchResponse, ApiError> {
         let game_id = &game_id_of(&request.game_id)?;
         let format = match pb::RecordFormat::try_from(request.format) {
-            Ok(f @ (pb::RecordFormat::Json | pb::RecordFormat::Mat)) => f,
+            Ok(f @ (pb::RecordFormat::Json | pb::RecordFormat::Mat | pb::RecordFormat::Sgf)) => f,
             _ => {
                 return Err(ApiError::invalid(
                     "format",
-                    "format: RECORD_FORMAT_JSON or RECORD_FORMAT_MAT",
+                    "format: RECORD_FORMAT_JSON, RECORD_FORMAT_MAT or RECORD_FORMAT_SGF",
                 ));
             }
         };
@@ -63,14 +63,14 @@ impl<S: GameStore> Games<S> {
             })
             .collect::<Result<Vec<Action>, ApiError>>()?;
         let (text, extension) = match format {
-            pb::RecordFormat::Mat => {
+            pb::RecordFormat::Mat | pb::RecordFormat::Sgf => {
                 if !mat_reads(&record) {
                     return Err(ApiError::new(
                         Code::FailedPrecondition,
                         "UNSUPPORTED_FORMAT",
                         format!(
-                            "a {} match with options {} cannot be written as .mat (standard \
-                             backgammon's format): export it as JSON",
+                            "a {} match with options {} cannot be written as .mat or SGF \
+                             (standard backgammon's formats): export it as JSON",
                             record.variant, record.options
                         ),
                     ));
@@ -78,13 +78,19 @@ impl<S: GameStore> Games<S> {
                 let events: Vec<Event> = actions.into_iter().flat_map(|a| a.events).collect();
                 let info = bg_records::MatchInfo {
                     match_length: settings.match_length,
+                    crawford: settings.crawford,
                     names,
                     date: None,
                 };
-                let text = bg_records::mat(&info, &events).map_err(|e| {
+                let (written, extension) = if format == pb::RecordFormat::Mat {
+                    (bg_records::mat(&info, &events), "mat")
+                } else {
+                    (bg_records::sgf(&info, &events), "sgf")
+                };
+                let text = written.map_err(|e| {
                     ApiError::new(Code::FailedPrecondition, "UNSUPPORTED_FORMAT", e.0)
                 })?;
-                (text, "mat")
+                (text, extension)
             }
             _ => (json_record(&record, &settings, &actions)?, "json"),
         };
