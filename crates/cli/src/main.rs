@@ -114,8 +114,16 @@ enum Command {
         /// Start every game of the match from this gnubg Position ID (read
         /// with white on roll), instead of the variant's setup; for the
         /// variants on the standard board.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["xgid", "gnubg_id"])]
         position_id: Option<String>,
+        /// Take up a match where this XGID says (position, score, cube,
+        /// player to roll, match length; dice 00), e.g.
+        /// `XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:1:0:5:10`.
+        #[arg(long, conflicts_with = "gnubg_id")]
+        xgid: Option<String>,
+        /// The same from gnubg's `POSITION_ID:MATCH_ID`.
+        #[arg(long)]
+        gnubg_id: Option<String>,
     },
     /// Shows a game, its board drawn in the terminal.
     Show {
@@ -392,6 +400,8 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
             cube_max,
             auto_roll,
             position_id,
+            xgid,
+            gnubg_id,
         } => {
             let start_board = position_id
                 .as_deref()
@@ -413,6 +423,8 @@ async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command)
                 }),
                 request_id: String::new(),
                 start_board,
+                xgid: xgid.unwrap_or_default(),
+                gnubg_id: gnubg_id.unwrap_or_default(),
             };
             let response = client
                 .new_game(request)

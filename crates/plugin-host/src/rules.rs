@@ -38,6 +38,14 @@ impl From<PluginError> for RulesError {
     }
 }
 
+impl VariantRules {
+    /// The variant's state of a game starting from `board` (the first game
+    /// of a match taken up at a position).
+    pub fn setup_at(&self, board: &Board) -> Result<Setup<Vec<u8>>, RulesError> {
+        Ok(self.plugin.setup_position(board, &self.options)?)
+    }
+}
+
 impl Rules for VariantRules {
     fn max_win_level(&self) -> u32 {
         self.plugin.max_win_level()

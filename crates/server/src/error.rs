@@ -131,6 +131,7 @@ impl From<GameError> for ApiError {
             | GameError::CubeUnavailable(_)
             | GameError::Resignation(_)
             | GameError::MatchOver => Code::FailedPrecondition,
+            GameError::InvalidStart(_) => Code::InvalidArgument,
         };
         let message = match &e {
             // Never leak a plugin's internals to clients; the log has them.

@@ -20,7 +20,10 @@
 //! with the same fields as format 1. It is read as format 1.
 //!
 //! A start position is [`v1::Board`], without an envelope (its shape has
-//! not changed since positions were first stored).
+//! not changed since positions were first stored): every game of the
+//! match starts from it. A match taken up at a position, score and cube
+//! (from a Match ID or an XGID) is stored as `{"taken_up":`
+//! [`v1::TakenUp`]`}`: its first game only starts there.
 
 use bg_engine::Board;
 use bg_engine::game::Match;
@@ -63,6 +66,50 @@ pub fn decode(text: &str) -> Result<Match, SnapshotError> {
         },
     };
     Match::try_from(stored).map_err(SnapshotError::Invalid)
+}
+
+/// Where a match starts: a position every game starts from, or a match
+/// taken up at a position, score and cube (its first game only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    EveryGame(Board),
+    TakenUp(Board, bg_engine::game::Resume),
+}
+
+pub fn encode_start(start: &Start) -> Result<String, serde_json::Error> {
+    match start {
+        Start::EveryGame(board) => encode_board(board),
+        Start::TakenUp(board, from) => serde_json::to_string(&v1::TakenUpEnvelope {
+            taken_up: v1::TakenUp {
+                board: v1::Board::from(board),
+                score: from.score,
+                cube: from.cube.value,
+                cube_owner: from.cube.owner.map(v1::Seat::from),
+                on_roll: from.on_roll.into(),
+                crawford: from.crawford,
+            },
+        }),
+    }
+}
+
+pub fn decode_start(text: &str) -> Result<Start, SnapshotError> {
+    let value: serde_json::Value = serde_json::from_str(text)?;
+    if value.get("taken_up").is_none() {
+        return decode_board(text).map(Start::EveryGame);
+    }
+    let t = serde_json::from_value::<v1::TakenUpEnvelope>(value)?.taken_up;
+    Ok(Start::TakenUp(
+        Board::from(t.board),
+        bg_engine::game::Resume {
+            score: t.score,
+            cube: bg_engine::game::Cube {
+                value: t.cube,
+                owner: t.cube_owner.map(bg_engine::Seat::from),
+            },
+            on_roll: t.on_roll.into(),
+            crawford: t.crawford,
+        },
+    ))
 }
 
 /// A start position as stored.
@@ -243,6 +290,22 @@ pub mod v1 {
         pub level: u32,
         pub cube: u32,
         pub points: u32,
+    }
+
+    /// A match taken up at a position (its first game), score and cube.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct TakenUp {
+        pub board: Board,
+        pub score: [u32; 2],
+        pub cube: u32,
+        pub cube_owner: Option<Seat>,
+        pub on_roll: Seat,
+        pub crawford: bool,
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct TakenUpEnvelope {
+        pub taken_up: TakenUp,
     }
 
     /// A position: checkers per point (0 off, 1..=24 the seat's own

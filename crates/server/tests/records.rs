@@ -427,3 +427,212 @@ async fn a_variant_off_the_standard_board_exports_as_json_only() {
         spaced.message()
     );
 }
+
+async fn new_game_at(
+    client: &mut Client,
+    xgid: &str,
+    gnubg_id: &str,
+) -> Result<pb::NewGameResponse, tonic::Status> {
+    client
+        .new_game(pb::NewGameRequest {
+            variant: "standard".into(),
+            xgid: xgid.into(),
+            gnubg_id: gnubg_id.into(),
+            settings: Some(pb::MatchSettings {
+                auto_roll: Some(false),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// The first nine XGID fields (the tenth, the highest cube, is the
+/// match's setting, not the position's).
+fn xgid_state(x: &str) -> String {
+    x.rsplit_once(':').unwrap().0.to_string()
+}
+
+/// NewGame takes up a match where an XGID or a gnubg ID says: the first
+/// game from that position, score and cube, that player to roll; the
+/// snapshot gives back the same XGID and Match ID, and gnubg reads the
+/// given XGID as the snapshot's Position ID and Match ID.
+#[tokio::test]
+async fn a_match_is_taken_up_where_an_xgid_or_a_gnubg_id_says() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let xgids = [
+        // Money, start position, bottom (black) to roll.
+        "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10",
+        // 5-point match at 2-1 (black 2, white 1), cube 2 owned by black,
+        // white to roll.
+        "XGID=-b---BD-B---eE---c-e----B-:1:1:-1:00:2:1:0:5:10",
+        // The Crawford game: white at 4 of 5.
+        "XGID=-b---BD-B---eE---c-e----B-:0:0:-1:00:1:4:1:5:10",
+        // Post-Crawford: black at 4 of 5, cube 2 owned by white, black on roll.
+        "XGID=-b---BD-B---eE---c-e----B-:1:-1:1:00:4:2:0:5:10",
+    ];
+    let mut taken = Vec::new();
+    for x in xgids {
+        let created = new_game_at(&mut client, x, "").await.unwrap();
+        let game = created.game.unwrap();
+        assert_eq!(xgid_state(&game.xgid), xgid_state(x), "{x}");
+        let expected = bg_engine::xgid::decode(x).unwrap().match_info();
+        assert_eq!(
+            fields(&game.match_id),
+            fields(&match_id::encode(&expected).unwrap()),
+            "{x}"
+        );
+        assert_eq!(game.phase, pb::Phase::Roll as i32, "{x}");
+        assert_eq!(game.game_number, 1);
+        assert!(game.last_events.iter().any(|e| e.kind == "game_started"));
+        // The same state again from its gnubg ID.
+        let id = format!("{}:{}", game.position_id, game.match_id);
+        let again = new_game_at(&mut client, "", &id)
+            .await
+            .unwrap()
+            .game
+            .unwrap();
+        assert_eq!(
+            (&again.position_id, &again.match_id),
+            (&game.position_id, &game.match_id)
+        );
+        taken.push((x, game));
+    }
+    if let Some(gnubg) = Gnubg::find("a_match_is_taken_up_where_an_xgid_says") {
+        let file = gnubg.dir().join("xgids.txt");
+        let lines: Vec<String> = taken.iter().map(|(x, _)| x.to_string()).collect();
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let script = r#"
+import os
+for line in open(os.environ['XGIDS']):
+    gnubg.command('new session')
+    gnubg.command('set xgid ' + line.strip())
+    print('READ', gnubg.positionid(), gnubg.matchid())
+"#;
+        let output = gnubg.python(script, &[("XGIDS", file.to_str().unwrap())]);
+        let read: Vec<(&str, &str)> = output
+            .lines()
+            .filter_map(
+                |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+                    ["READ", p, m] => Some((*p, *m)),
+                    _ => None,
+                },
+            )
+            .collect();
+        assert_eq!(read.len(), taken.len(), "{output}");
+        for ((x, game), (p, m)) in taken.iter().zip(read) {
+            assert_eq!(p, game.position_id, "{x}");
+            assert_eq!(fields(m), fields(&game.match_id), "{x}");
+        }
+    }
+}
+
+/// A taken-up match plays on to its end, later games from the usual
+/// setup; a retry of an action after the game moved on gets its first
+/// answer, rebuilt from the log from the taken-up start.
+#[tokio::test]
+async fn a_taken_up_match_plays_on_and_its_retries_are_rebuilt() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut rng = StdRng::seed_from_u64(99);
+    let created = new_game_at(
+        &mut client,
+        "XGID=-b---BD-B---eE---c-e----B-:1:1:-1:00:2:1:0:5:10",
+        "",
+    )
+    .await
+    .unwrap();
+    let mut g = Game {
+        game: created.game.unwrap(),
+        tokens: [created.white_token, created.black_token],
+    };
+    // The first action, sent with an id, kept to be sent again.
+    let first = next_action(&g.game, &mut rng, false).unwrap();
+    let token = g.to_act_token().to_string();
+    let answer = send(&mut client, &first, &token).await.unwrap();
+    g.game = answer.clone();
+    for _ in 0..3000 {
+        if over(&g) {
+            break;
+        }
+        act(&mut client, &mut g, &mut rng).await;
+    }
+    assert!(over(&g), "the match ends");
+    assert!(g.game.results.len() >= 2 || g.game.results[0].points >= 3);
+    let again = send(&mut client, &first, &token).await.unwrap();
+    assert_eq!(again, answer, "the retry gets the first answer");
+    // Later games started from the usual setup: the first game's opening
+    // was no throw, a later one's was.
+    let json = export(&mut client, &g.id(), pb::RecordFormat::Json).await;
+    let record: serde_json::Value = serde_json::from_str(&json.text).unwrap();
+    let starts: Vec<&serde_json::Value> = record["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["events"].as_array().unwrap())
+        .filter(|e| e["event"] == "game_started")
+        .collect();
+    assert!(starts[0]["opening"].is_null());
+    assert!(
+        starts.iter().skip(1).all(|s| !s["opening"].is_null()),
+        "{starts:?}"
+    );
+}
+
+/// A malformed ID, dice given, a match length the settings contradict, a
+/// Crawford game nobody is at match point for: each refused with
+/// INVALID_ARGUMENT saying what is wrong.
+#[tokio::test]
+async fn a_start_the_service_cannot_take_up_is_refused_naming_what_is_wrong() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let position = "-b---BD-B---eE---c-e----B-";
+    let cases: [(&str, &str, &str); 6] = [
+        ("XGID=nonsense", "", "xgid"),
+        (&format!("XGID={position}:0:0:1:53:0:0:0:0:10"), "", "dice"),
+        (
+            &format!("XGID={position}:0:0:1:00:0:0:1:5:10"),
+            "",
+            "Crawford",
+        ),
+        (
+            &format!("XGID={position}:0:0:1:00:5:0:0:5:10"),
+            "",
+            "match length",
+        ),
+        ("", "4HPwATDgc/ABMA", "POSITION_ID:MATCH_ID"),
+        ("", "4HPwATDgc/ABMA:cInpAAAAAAAA", "dice"),
+    ];
+    for (xgid, gnubg_id, says) in cases {
+        let refused = new_game_at(&mut client, xgid, gnubg_id).await.unwrap_err();
+        assert_eq!(
+            refused.code(),
+            Code::InvalidArgument,
+            "{xgid}{gnubg_id}: {refused:?}"
+        );
+        assert!(
+            refused.message().contains(says),
+            "{xgid}{gnubg_id}: {}",
+            refused.message()
+        );
+    }
+    let conflicting = client
+        .new_game(pb::NewGameRequest {
+            variant: "standard".into(),
+            xgid: format!("XGID={position}:0:0:1:00:0:0:0:5:10"),
+            settings: Some(pb::MatchSettings {
+                match_length: 7,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        conflicting.message().contains("5-point match"),
+        "{}",
+        conflicting.message()
+    );
+}

@@ -118,6 +118,70 @@ impl Match {
         }
     }
 
+    /// Takes up a match where `from` says, its first game in the position
+    /// `setup` holds, with no opening throw: `from.on_roll` is to roll (or
+    /// double). Later games go as in any match.
+    pub(super) fn take_up(
+        &mut self,
+        setup: Setup<Vec<u8>>,
+        from: Resume,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let invalid = |what: String| Err(GameError::InvalidStart(what));
+        let length = self.settings.match_length;
+        if length > 0 && from.score.iter().any(|&s| s >= length) {
+            return invalid(format!(
+                "a score of {:?} is not below the match length {length}",
+                from.score
+            ));
+        }
+        let at_match_point = length > 0 && from.score.contains(&(length - 1));
+        if from.crawford && !(self.settings.crawford && at_match_point) {
+            return invalid(
+                "a Crawford game needs the Crawford rule and a player at match point".into(),
+            );
+        }
+        let cube_in_play = setup.cube && self.settings.cube != CubeLimit::Off && !from.crawford;
+        let cube = from.cube;
+        let plain = cube.value == 1 && cube.owner.is_none();
+        if !cube.value.is_power_of_two()
+            || (cube.value > 1 && !self.settings.cube.allows(cube.value))
+        {
+            return invalid(format!(
+                "a cube of {} is beyond this match's cube",
+                cube.value
+            ));
+        }
+        if !cube_in_play && !plain {
+            return invalid("the cube is not in play in this game: it must be 1, centred".into());
+        }
+        if cube.owner.is_some() && cube.value == 1 {
+            return invalid("a cube of 1 is centred".into());
+        }
+        self.score = from.score;
+        self.crawford = match (from.crawford, at_match_point && self.settings.crawford) {
+            (true, _) => Crawford::ThisGame,
+            (false, true) => Crawford::Post,
+            (false, false) => Crawford::Before,
+        };
+        self.game_number = 1;
+        self.variant_state = setup.state;
+        self.cube = cube;
+        self.cube_in_play = cube_in_play;
+        let later = setup.first_move.unwrap_or(FirstMove::Loser);
+        self.settings.first_move.get_or_insert(later);
+        let auto_roll = self.settings.auto_roll_default(setup.cube);
+        self.settings.auto_roll.get_or_insert(auto_roll);
+        self.begin_game(from.on_roll);
+        events.push(Event::GameStarted {
+            game_number: 1,
+            starter: from.on_roll,
+            opening: None,
+            crawford: from.crawford,
+        });
+        Ok(())
+    }
+
     fn begin_game(&mut self, starter: Seat) {
         self.starter = starter;
         self.first_mover = starter;

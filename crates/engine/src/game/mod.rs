@@ -320,6 +320,18 @@ pub enum Crawford {
     Post,
 }
 
+/// Where a match is taken up (from a gnubg Match ID or an XGID): the
+/// score, the cube, the player to roll, and whether this first game is
+/// the Crawford game. The first game's position is the variant's
+/// [`Setup`] given beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resume {
+    pub score: [u32; 2],
+    pub cube: Cube,
+    pub on_roll: Seat,
+    pub crawford: bool,
+}
+
 /// The doubling cube.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cube {
@@ -473,6 +485,9 @@ pub enum GameError {
     Resignation(String),
     #[error("the match is over")]
     MatchOver,
+    /// A match cannot be taken up in the state given (see [`Resume`]).
+    #[error("cannot start the match there: {0}")]
+    InvalidStart(String),
     #[error(transparent)]
     Rules(#[from] RulesError),
 }
@@ -486,6 +501,7 @@ impl GameError {
             GameError::CubeUnavailable(_) => "CUBE_UNAVAILABLE",
             GameError::Resignation(_) => "RESIGNATION_NOT_ALLOWED",
             GameError::MatchOver => "MATCH_OVER",
+            GameError::InvalidStart(_) => "INVALID_START",
             GameError::Rules(e) => e.reason(),
         }
     }
@@ -536,7 +552,16 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
     ) -> Result<(Match, Vec<Event>), GameError> {
-        let mut m = Match {
+        let mut m = Match::blank(settings);
+        let mut events = Vec::new();
+        m.start_game(rules, dice, &mut events)?;
+        m.auto_roll(rules, dice, &mut events)?;
+        Ok((m, events))
+    }
+
+    /// A match before its first game.
+    fn blank(settings: MatchSettings) -> Match {
+        Match {
             settings,
             score: [0, 0],
             game_number: 0,
@@ -560,9 +585,23 @@ impl Match {
             variant_state: Vec::new(),
             results: Vec::new(),
             winner: None,
-        };
+        }
+    }
+
+    /// A match taken up where `from` says (the score, the cube, who is to
+    /// roll), its first game from `setup` (the variant's state of the
+    /// position to start from): positions from a gnubg Match ID or an
+    /// XGID. Later games start as in [`Match::new`].
+    pub fn resume(
+        settings: MatchSettings,
+        setup: Setup<Vec<u8>>,
+        from: Resume,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+    ) -> Result<(Match, Vec<Event>), GameError> {
+        let mut m = Match::blank(settings);
         let mut events = Vec::new();
-        m.start_game(rules, dice, &mut events)?;
+        m.take_up(setup, from, &mut events)?;
         m.auto_roll(rules, dice, &mut events)?;
         Ok((m, events))
     }

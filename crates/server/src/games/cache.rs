@@ -205,7 +205,13 @@ impl<S: GameStore> Games<S> {
             .map_err(|e| ApiError::data_loss(format!("game {game_id}: {e}")))?;
         let mut rules = VariantRules::new(plugin, options);
         if let Some(start) = &record.start_board {
-            rules.start = Some(snapshot::decode_board(start).map_err(corrupt)?);
+            // A match taken up somewhere plays its later games from the
+            // variant's setup: only `EveryGame` is the rules' business.
+            if let snapshot::Start::EveryGame(board) =
+                snapshot::decode_start(start).map_err(corrupt)?
+            {
+                rules.start = Some(board);
+            }
         }
         let last_events = match self
             .store

@@ -14,7 +14,7 @@
 //! has moved on: the store keeps the version an action produced, not its
 //! answer (the answer is most of an action's bytes).
 
-use bg_engine::game::Match;
+use bg_engine::game::{DiceSource, Match};
 use bg_store::GameStore;
 use tonic::Code;
 
@@ -78,9 +78,8 @@ impl<S: GameStore> Games<S> {
             let mut dice = Rethrown::new(logged.dice.clone());
             let events = match (&mut game, logged.by, &logged.command()) {
                 (None, None, None) => {
-                    let settings = live.game.settings.clone();
-                    let (started, events) = Match::new(settings, &live.rules, &mut dice)
-                        .map_err(|e| not_rebuilt(version, e))?;
+                    let (started, events) =
+                        started_again(live, &mut dice).map_err(|e| not_rebuilt(version, e))?;
                     game = Some(started);
                     events
                 }
@@ -116,5 +115,27 @@ impl<S: GameStore> Games<S> {
             last_events,
             stale: false,
         })
+    }
+}
+
+/// The match as it was created: from the variant's setup (or the position
+/// every game starts from), or taken up where it was.
+fn started_again(
+    live: &Live,
+    dice: &mut impl DiceSource,
+) -> Result<(Match, Vec<bg_engine::game::Event>), String> {
+    // The settings as the match began: auto-roll and who starts later
+    // games were settled by the first game and are kept as they were.
+    let settings = live.game.settings.clone();
+    let start = match &live.record.start_board {
+        Some(text) => Some(snapshot::decode_start(text).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    match start {
+        Some(snapshot::Start::TakenUp(board, from)) => {
+            let setup = live.rules.setup_at(&board).map_err(|e| e.to_string())?;
+            Match::resume(settings, setup, from, &live.rules, dice).map_err(|e| e.to_string())
+        }
+        _ => Match::new(settings, &live.rules, dice).map_err(|e| e.to_string()),
     }
 }

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use bg_api::v1 as pb;
-use bg_engine::Seat;
-use bg_engine::game::{GameError, Match, RulesErrorKind};
+use bg_engine::game::{Cube, GameError, Match, MatchSettings, Resume, RulesErrorKind};
+use bg_engine::{Board, Seat, match_id, position_id, xgid};
 use bg_plugin_host::VariantRules;
 use bg_store::{Answer, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use sha2::{Digest, Sha256};
@@ -68,7 +68,7 @@ impl<S: GameStore> Games<S> {
                 ),
             )
         })?;
-        let settings = convert::settings(request.settings.as_ref())?;
+        let mut settings = convert::settings(request.settings.as_ref())?;
         let options: BTreeMap<String, String> = request
             .options
             .iter()
@@ -80,16 +80,32 @@ impl<S: GameStore> Games<S> {
             .as_ref()
             .map(convert::start_board)
             .transpose()?;
+        let taken_up = taken_up(request, &mut settings)?;
         let (started, thrown) = {
             let mut dice = Recorded::new(ServerDice(rand::rng()));
-            let started = Match::new(settings, &rules, &mut dice);
+            let started =
+                match &taken_up {
+                    Some((board, from)) => rules
+                        .setup_at(board)
+                        .map_err(GameError::Rules)
+                        .and_then(|setup| {
+                            Match::resume(settings.clone(), setup, *from, &rules, &mut dice)
+                        }),
+                    None => Match::new(settings, &rules, &mut dice),
+                };
             (started, dice.thrown)
         };
         let (game, events) = started.map_err(|e| {
             // A position the variant refuses is the caller's mistake,
             // not the plugin's fault.
+            if let GameError::InvalidStart(why) = &e {
+                return ApiError::invalid(
+                    id_field(request),
+                    format!("{}: {why}", id_field(request)),
+                );
+            }
             if let GameError::Rules(r) = &e
-                && rules.start.is_some()
+                && (rules.start.is_some() || taken_up.is_some())
                 && matches!(
                     r.kind,
                     RulesErrorKind::InvalidInput | RulesErrorKind::Unsupported
@@ -126,12 +142,15 @@ impl<S: GameStore> Games<S> {
             version: 1,
             state: snapshot::encode(&game).map_err(unserialisable)?,
             token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
-            start_board: rules
-                .start
-                .as_ref()
-                .map(snapshot::encode_board)
-                .transpose()
-                .map_err(unserialisable)?,
+            start_board: match (&taken_up, rules.start) {
+                (Some((board, from)), _) => Some(snapshot::Start::TakenUp(*board, *from)),
+                (None, Some(board)) => Some(snapshot::Start::EveryGame(board)),
+                (None, None) => None,
+            }
+            .as_ref()
+            .map(snapshot::encode_start)
+            .transpose()
+            .map_err(unserialisable)?,
         };
         let (entry, last_events) = entry(1, None, None, thrown, events)?;
         let live = Live {
@@ -176,4 +195,90 @@ impl<S: GameStore> Games<S> {
         *slot.live.lock().await = Some(live);
         Ok(response)
     }
+}
+
+/// The field a match taken up came from, for errors.
+fn id_field(request: &pb::NewGameRequest) -> &'static str {
+    if request.xgid.is_empty() {
+        "gnubg_id"
+    } else {
+        "xgid"
+    }
+}
+
+/// Where a match given by an XGID or a gnubg ID (`POSITION:MATCH`) is
+/// taken up: its first game's board and the score, cube and player to
+/// roll. The match length comes from the ID (a different one in the
+/// settings is refused). The service throws the dice: a position with
+/// dice, a double or a resignation waiting is refused.
+fn taken_up(
+    request: &pb::NewGameRequest,
+    settings: &mut MatchSettings,
+) -> Result<Option<(Board, Resume)>, ApiError> {
+    let given = [
+        !request.xgid.is_empty(),
+        !request.gnubg_id.is_empty(),
+        request.start_board.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() > 1 {
+        return Err(ApiError::invalid(
+            id_field(request),
+            "give one of start_board, xgid and gnubg_id",
+        ));
+    }
+    let field = id_field(request);
+    let invalid = |what: String| ApiError::invalid(field, format!("{field}: {what}"));
+    let (board, info) = if !request.xgid.is_empty() {
+        let x = xgid::decode(&request.xgid).map_err(|e| invalid(e.to_string()))?;
+        if x.dice != xgid::XgDice::ToRoll {
+            return Err(invalid(
+                "the service throws the dice: give the position to roll or double (dice 00)".into(),
+            ));
+        }
+        (x.board, x.match_info())
+    } else if !request.gnubg_id.is_empty() {
+        let Some((position, match_id)) = request.gnubg_id.split_once(':') else {
+            return Err(invalid(
+                "POSITION_ID:MATCH_ID, e.g. 4HPwATDgc/ABMA:cAkAAAAAAAAA".into(),
+            ));
+        };
+        let info = match_id::decode(match_id).map_err(|e| invalid(e.to_string()))?;
+        if info.state != match_id::GameState::Playing
+            || info.double_offered
+            || info.resignation != 0
+            || info.dice.is_some()
+        {
+            return Err(invalid(
+                "the service throws the dice: give a game in play with the player on roll to \
+                 roll or double (no dice, no double or resignation waiting)"
+                    .into(),
+            ));
+        }
+        let board =
+            position_id::decode(position, info.on_roll).map_err(|e| invalid(e.to_string()))?;
+        (board, info)
+    } else {
+        return Ok(None);
+    };
+    convert::start_board(&convert::board(&board)).map_err(|e| invalid(e.message))?;
+    let length = request.settings.as_ref().map_or(0, |s| s.match_length);
+    if length != 0 && length != info.match_length {
+        return Err(invalid(format!(
+            "it is a {}-point match, the settings say {length}",
+            info.match_length
+        )));
+    }
+    settings.match_length = info.match_length;
+    Ok(Some((
+        board,
+        Resume {
+            score: info.score,
+            cube: Cube {
+                value: info.cube,
+                owner: info.cube_owner,
+            },
+            on_roll: info.on_roll,
+            crawford: info.crawford,
+        },
+    )))
 }
