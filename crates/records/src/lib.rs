@@ -26,6 +26,9 @@ pub struct MatchInfo<'a> {
     pub match_length: u32,
     /// Whether the match plays the Crawford rule.
     pub crawford: bool,
+    /// Nackgammon's setup (gnubg's `NackGammon` variation) rather than
+    /// the standard one.
+    pub nackgammon: bool,
     /// White's name, then black's (no spaces: .mat files split on them).
     pub names: [&'a str; 2],
     /// `yyyy.mm.dd`, if known.
@@ -218,6 +221,10 @@ pub fn mat(info: &MatchInfo<'_>, events: &[Event]) -> Result<String, RecordError
     if let Some(date) = info.date {
         out.push_str(&format!("; [EventDate \"{date}\"]\n"));
     }
+    if info.nackgammon {
+        // As gnubg writes it, and reads it to set its variation.
+        out.push_str("; [Variation \"NackGammon\"]\n");
+    }
     out.push_str(&format!("\n {} point match\n\n", info.match_length));
     for game in games(events)? {
         out.push_str(&format!(" Game {}\n", game.number));
@@ -300,12 +307,19 @@ pub fn sgf(info: &MatchInfo<'_>, events: &[Event]) -> Result<String, RecordError
         if let Some(date) = info.date {
             out.push_str(&format!("DT[{}]", date.replace('.', "-")));
         }
+        // Rules, ':'-separated, as gnubg writes them.
+        let mut rules = Vec::new();
         if info.match_length > 0 && info.crawford {
-            out.push_str(if game.crawford {
-                "RU[Crawford:CrawfordGame]"
-            } else {
-                "RU[Crawford]"
-            });
+            rules.push("Crawford");
+            if game.crawford {
+                rules.push("CrawfordGame");
+            }
+        }
+        if info.nackgammon {
+            rules.push("Nackgammon");
+        }
+        if !rules.is_empty() {
+            out.push_str(&format!("RU[{}]", rules.join(":")));
         }
         if let Some((winner, points, resigned)) = game.result {
             let side = if winner == Seat::White { 'W' } else { 'B' };
@@ -401,6 +415,7 @@ mod tests {
         MatchInfo {
             match_length: 3,
             crawford: true,
+            nackgammon: false,
             names: ["Alice", "Bob"],
             date: None,
         }

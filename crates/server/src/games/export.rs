@@ -79,6 +79,7 @@ impl<S: GameStore> Games<S> {
                 let info = bg_records::MatchInfo {
                     match_length: settings.match_length,
                     crawford: settings.crawford,
+                    nackgammon: setup(&record) == "nackgammon",
                     names,
                     date: None,
                 };
@@ -103,16 +104,25 @@ impl<S: GameStore> Games<S> {
     }
 }
 
-/// Whether a .mat file holds this game as played: standard backgammon
-/// from its usual setup, the game gnubg and XG read from .mat files (a
-/// .mat file has no start position). Caucasian, Plakoto, tric-trac,
-/// nackgammon and games from a given position are exported as JSON only.
+/// Whether a .mat (or SGF) file holds this game as played: standard
+/// backgammon from its usual setup or nackgammon's (gnubg's NackGammon
+/// variation), which gnubg and XG read from .mat files (a .mat file has
+/// no start position). Caucasian, Plakoto, tric-trac and games from a
+/// given position are exported as JSON only.
 fn mat_reads(record: &bg_store::GameRecord) -> bool {
+    record.variant == "standard"
+        && matches!(setup(record).as_str(), "standard" | "nackgammon")
+        && record.start_board.is_none()
+}
+
+/// The standard variant's `setup` option (its default: "standard").
+fn setup(record: &bg_store::GameRecord) -> String {
     let options: std::collections::BTreeMap<String, String> =
         serde_json::from_str(&record.options).unwrap_or_default();
-    record.variant == "standard"
-        && options.get("setup").is_none_or(|s| s == "standard")
-        && record.start_board.is_none()
+    options
+        .get("setup")
+        .cloned()
+        .unwrap_or_else(|| "standard".to_string())
 }
 
 /// A player's name for the record: one word, or the default.
