@@ -119,7 +119,7 @@ enum Command {
         /// Take up a match where this XGID says (position, score, cube,
         /// player to roll, match length; dice 00), e.g.
         /// `XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:1:0:5:10`.
-        #[arg(long, conflicts_with = "gnubg_id")]
+        #[arg(long, conflicts_with = "gnubg_id", allow_hyphen_values = true)]
         xgid: Option<String>,
         /// The same from gnubg's `POSITION_ID:MATCH_ID`.
         #[arg(long)]

@@ -68,12 +68,11 @@ pub struct Xgid {
 
 impl Xgid {
     /// The state of play as a gnubg Match ID holds it: a game in play,
-    /// the player on roll deciding, or the other one answering a double.
+    /// the player on roll deciding, or the other one answering a double
+    /// (`D`). A Match ID has no beaver: after `B` or `R` the cube has
+    /// turned and the player on roll decides.
     pub fn match_info(&self) -> MatchInfo {
-        let doubled = matches!(
-            self.dice,
-            XgDice::Doubled | XgDice::Beavered | XgDice::Raccooned
-        );
+        let doubled = self.dice == XgDice::Doubled;
         MatchInfo {
             cube: self.cube,
             cube_owner: self.cube_owner,
@@ -145,8 +144,8 @@ fn log2(value: u32, what: &str) -> Result<u32, XgidError> {
 /// The XGID text.
 pub fn encode(x: &Xgid) -> Result<String, XgidError> {
     let mut position = String::with_capacity(26);
-    let cell = |white: u8, black: u8| -> Result<char, XgidError> {
-        match (white, black) {
+    let cell = |bottom: u8, top: u8| -> Result<char, XgidError> {
+        match (bottom, top) {
             (0, 0) => Ok('-'),
             (n @ 1..=15, 0) => Ok(char::from(b'A' + n - 1)),
             (0, n @ 1..=15) => Ok(char::from(b'a' + n - 1)),

@@ -347,12 +347,17 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
         } else {
             String::new()
         },
-        match_id: if standard && m.phase != Phase::MatchOver {
+        // Backgammon's own IDs: for the standard variant only (its rules
+        // are the ones gnubg and XG apply to them), and only for states
+        // they can say: not once the match is over, nor while a beaver
+        // waits; an XGID cannot say a resignation is offered. A state
+        // beyond their fields (a cube over 2^15) has none either.
+        match_id: if backgammon(meta, m) && !beavered(m) {
             match_id::encode(&match_info(m)).unwrap_or_default()
         } else {
             String::new()
         },
-        xgid: if standard && m.phase != Phase::MatchOver {
+        xgid: if backgammon(meta, m) && !beavered(m) && m.phase != Phase::ResignationOffered {
             xgid::encode(&xgid_of(m, board_now)).unwrap_or_default()
         } else {
             String::new()
@@ -379,6 +384,16 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
         // Filled by the caller, which asks the variant.
         scoreboard: None,
     }
+}
+
+/// Whether a snapshot is of a standard backgammon match in play, which
+/// gnubg's Match ID and XG's XGID describe.
+fn backgammon(meta: &GameMeta<'_>, m: &Match) -> bool {
+    meta.standard_board && meta.variant == "standard" && m.phase != Phase::MatchOver
+}
+
+fn beavered(m: &Match) -> bool {
+    m.pending_double.is_some_and(|d| d.beaver)
 }
 
 /// The state of play as a gnubg Match ID holds it.
@@ -413,7 +428,6 @@ pub fn xgid_of(m: &Match, board_now: &Board) -> Xgid {
         cube_owner: m.cube.owner,
         on_roll: m.turn,
         dice: match (m.pending_double, m.dice) {
-            (Some(d), _) if d.beaver => XgDice::Beavered,
             (Some(_), _) => XgDice::Doubled,
             (None, Some(d)) => XgDice::Rolled(d.d1, d.d2),
             (None, None) => XgDice::ToRoll,
@@ -425,7 +439,9 @@ pub fn xgid_of(m: &Match, board_now: &Board) -> Xgid {
         match_length: m.settings.match_length,
         max_cube: match m.settings.cube {
             CubeLimit::Max(max) if max.is_power_of_two() => max,
-            // XG's own files say 10 (1024) for no limit.
+            // No cube: the highest is 1.
+            CubeLimit::Off => 1,
+            // XG's own files say 10 (1024) for no limit; gnubg ignores it.
             _ => 1 << 10,
         },
     }

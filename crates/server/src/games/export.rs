@@ -64,14 +64,12 @@ impl<S: GameStore> Games<S> {
             .collect::<Result<Vec<Action>, ApiError>>()?;
         let (text, extension) = match format {
             pb::RecordFormat::Mat | pb::RecordFormat::Sgf => {
-                if !mat_reads(&record) {
+                if let Some(why) = not_for_gnubg(&record, &settings) {
                     return Err(ApiError::new(
                         Code::FailedPrecondition,
                         "UNSUPPORTED_FORMAT",
                         format!(
-                            "a {} match with options {} cannot be written as .mat or SGF \
-                             (standard backgammon's formats): export it as JSON",
-                            record.variant, record.options
+                            "this match cannot be written as .mat or SGF: {why}; export it as JSON"
                         ),
                     ));
                 }
@@ -104,15 +102,36 @@ impl<S: GameStore> Games<S> {
     }
 }
 
-/// Whether a .mat (or SGF) file holds this game as played: standard
-/// backgammon from its usual setup or nackgammon's (gnubg's NackGammon
-/// variation), which gnubg and XG read from .mat files (a .mat file has
-/// no start position). Caucasian, Plakoto, tric-trac and games from a
-/// given position are exported as JSON only.
-fn mat_reads(record: &bg_store::GameRecord) -> bool {
-    record.variant == "standard"
-        && matches!(setup(record).as_str(), "standard" | "nackgammon")
-        && record.start_board.is_none()
+/// Why a .mat (or SGF) file would not hold this match as played, if it
+/// would not: they hold standard backgammon from its usual setup or
+/// nackgammon's (gnubg's NackGammon variation), played by gnubg's rules
+/// (no start position, no scoring limit, automatic doubles or last-roll
+/// draw). Caucasian, Plakoto, tric-trac and the others export as JSON.
+fn not_for_gnubg(
+    record: &bg_store::GameRecord,
+    settings: &bg_engine::game::MatchSettings,
+) -> Option<String> {
+    use bg_engine::game::ScoringLimit;
+    if record.variant != "standard" {
+        return Some(format!("{} is not standard backgammon", record.variant));
+    }
+    let setup = setup(record);
+    if !matches!(setup.as_str(), "standard" | "nackgammon") {
+        return Some(format!("setup {setup} is not one gnubg plays"));
+    }
+    if record.start_board.is_some() {
+        return Some("it began from a given position, which these files cannot hold".into());
+    }
+    if settings.scoring_limit != ScoringLimit::Cox {
+        return Some("its scoring limit is not gnubg's (gammons and backgammons count)".into());
+    }
+    if settings.auto_doubles > 0 {
+        return Some("automatic doubles are not in these files".into());
+    }
+    if settings.draw_on_last_roll {
+        return Some("the last-roll draw is not a rule gnubg plays".into());
+    }
+    None
 }
 
 /// The standard variant's `setup` option (its default: "standard").

@@ -111,8 +111,13 @@ impl<S: GameStore> Games<S> {
                     RulesErrorKind::InvalidInput | RulesErrorKind::Unsupported
                 )
             {
+                let field = if taken_up.is_some() {
+                    id_field(request)
+                } else {
+                    "start_board"
+                };
                 return ApiError::invalid(
-                    "start_board",
+                    field,
                     format!("the variant refuses this start position: {}", r.message),
                 );
             }
@@ -228,6 +233,12 @@ fn taken_up(
     }
     let field = id_field(request);
     let invalid = |what: String| ApiError::invalid(field, format!("{field}: {what}"));
+    if (given[0] || given[1]) && request.variant != "standard" {
+        return Err(invalid(format!(
+            "a match is taken up from an XGID or a gnubg ID in standard backgammon only, not {:?}",
+            request.variant
+        )));
+    }
     let (board, info) = if !request.xgid.is_empty() {
         let x = xgid::decode(&request.xgid).map_err(|e| invalid(e.to_string()))?;
         if x.dice != xgid::XgDice::ToRoll {
@@ -235,24 +246,40 @@ fn taken_up(
                 "the service throws the dice: give the position to roll or double (dice 00)".into(),
             ));
         }
+        if x.match_length == 0 && (x.jacoby, x.beavers) != (settings.jacoby, settings.beavers) {
+            return Err(invalid(format!(
+                "it says Jacoby {} and beavers {}, the settings {} and {}: set them alike",
+                on(x.jacoby),
+                on(x.beavers),
+                on(settings.jacoby),
+                on(settings.beavers)
+            )));
+        }
         (x.board, x.match_info())
     } else if !request.gnubg_id.is_empty() {
-        let Some((position, match_id)) = request.gnubg_id.split_once(':') else {
+        let Some((position, match_id)) = request.gnubg_id.trim().split_once(':') else {
             return Err(invalid(
                 "POSITION_ID:MATCH_ID, e.g. 4HPwATDgc/ABMA:cAkAAAAAAAAA".into(),
             ));
         };
         let info = match_id::decode(match_id).map_err(|e| invalid(e.to_string()))?;
-        if info.state != match_id::GameState::Playing
-            || info.double_offered
-            || info.resignation != 0
-            || info.dice.is_some()
-        {
-            return Err(invalid(
-                "the service throws the dice: give a game in play with the player on roll to \
-                 roll or double (no dice, no double or resignation waiting)"
-                    .into(),
-            ));
+        let waiting = if info.state != match_id::GameState::Playing {
+            Some("the game is not in play".to_string())
+        } else if let Some((d1, d2)) = info.dice {
+            Some(format!(
+                "dice {d1}-{d2} are thrown, and the service throws the dice"
+            ))
+        } else if info.double_offered {
+            Some("a double waits for an answer".to_string())
+        } else if info.resignation != 0 {
+            Some("a resignation waits for an answer".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = waiting {
+            return Err(invalid(format!(
+                "{why}: give a game in play with the player on roll to roll or double"
+            )));
         }
         let board =
             position_id::decode(position, info.on_roll).map_err(|e| invalid(e.to_string()))?;
@@ -269,6 +296,9 @@ fn taken_up(
         )));
     }
     settings.match_length = info.match_length;
+    settings
+        .validate()
+        .map_err(|e| invalid(format!("with its match length: {e}")))?;
     Ok(Some((
         board,
         Resume {
@@ -281,4 +311,8 @@ fn taken_up(
             crawford: info.crawford,
         },
     )))
+}
+
+fn on(flag: bool) -> &'static str {
+    if flag { "on" } else { "off" }
 }
