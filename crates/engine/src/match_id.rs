@@ -30,18 +30,10 @@
 //! gnubg versions keep extra flags there).
 
 use base64::Engine as _;
-use base64::alphabet::STANDARD;
-use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
 use crate::board::Seat;
-
-const BASE64: GeneralPurpose = GeneralPurpose::new(
-    &STANDARD,
-    GeneralPurposeConfig::new()
-        .with_encode_padding(false)
-        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
-        .with_decode_allow_trailing_bits(true),
-);
+// gnubg's base64: standard, unpadded, trailing bits ignored.
+use crate::position_id::BASE64;
 
 /// Where a game stands, in the Match ID's terms (bits 8-10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,9 +14,9 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
 use crate::board::{BAR, Board, CHECKERS, OFF, Seat};
 
-/// Standard base64 without padding; like gnubg, ignore the 4 bits past
-/// the 80 that the last character carries.
-const BASE64: GeneralPurpose = GeneralPurpose::new(
+/// Standard base64 without padding; like gnubg, ignore the bits past the
+/// key that the last character carries (the Match ID uses it too).
+pub(crate) const BASE64: GeneralPurpose = GeneralPurpose::new(
     &STANDARD,
     GeneralPurposeConfig::new()
         .with_encode_padding(false)
