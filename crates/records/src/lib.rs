@@ -183,7 +183,8 @@ fn column(seat: Seat) -> usize {
 
 /// The text of a cell, as gnubg writes it: `31: 8/5 6/5` (25 the bar, 0
 /// off, each move written out), ` Doubles => 2`, ` Takes`, ` Drops`,
-/// ` Wins 1 point`.
+/// ` Wins 1 point`. Hits are not marked `*` (the events do not say which
+/// move hit; gnubg's reader works them out).
 fn cell_text(cell: &Cell) -> String {
     match cell {
         Cell::Played { dice, moves } => {
