@@ -29,6 +29,9 @@ pub struct MatchInfo<'a> {
     /// Nackgammon's setup (gnubg's `NackGammon` variation) rather than
     /// the standard one.
     pub nackgammon: bool,
+    /// A money session played with the Jacoby rule (SGF says so; a .mat
+    /// file cannot: its reader applies its own setting).
+    pub jacoby: bool,
     /// White's name, then black's (no spaces: .mat files split on them).
     pub names: [&'a str; 2],
     /// `yyyy.mm.dd`, if known.
@@ -316,6 +319,9 @@ pub fn sgf(info: &MatchInfo<'_>, events: &[Event]) -> Result<String, RecordError
                 rules.push("CrawfordGame");
             }
         }
+        if info.match_length == 0 && info.jacoby {
+            rules.push("Jacoby");
+        }
         if info.nackgammon {
             rules.push("Nackgammon");
         }
@@ -417,6 +423,7 @@ mod tests {
             match_length: 3,
             crawford: true,
             nackgammon: false,
+            jacoby: false,
             names: ["Alice", "Bob"],
             date: None,
         }

@@ -188,6 +188,9 @@ fn import(gnubg: &Gnubg, text: &str, format: pb::RecordFormat) -> (Vec<GameRead>
     // In gnubg's Python module player 0 is "X" and player 1 "O".
     let script = r#"
 import os
+# The matches here play money without the Jacoby rule; a .mat file cannot
+# say so and gnubg's default is on (the README tells users the same).
+gnubg.command('set jacoby off')
 gnubg.command(os.environ['IMPORT'] + ' ' + os.environ['MATFILE'])
 m = gnubg.match(0, 0, 0, 0)
 player = {'X': 0, 'O': 1}

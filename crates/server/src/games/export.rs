@@ -78,6 +78,7 @@ impl<S: GameStore> Games<S> {
                     match_length: settings.match_length,
                     crawford: settings.crawford,
                     nackgammon: setup(&record) == "nackgammon",
+                    jacoby: settings.jacoby,
                     names,
                     date: None,
                 };
