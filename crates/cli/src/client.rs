@@ -33,7 +33,8 @@ pub async fn connect(addr: &str) -> Result<Client> {
         .connect()
         .await
         .with_context(|| format!("connecting to {addr}"))?;
-    Ok(GameServiceClient::new(channel))
+    // A long match's export can pass gRPC's 4 MiB default.
+    Ok(GameServiceClient::new(channel).max_decoding_message_size(256 << 20))
 }
 
 /// Seat tokens kept between invocations, so two terminals can play one
