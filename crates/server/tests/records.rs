@@ -641,7 +641,12 @@ async fn a_start_the_service_cannot_take_up_is_refused_naming_what_is_wrong() {
     let fixture = start();
     let mut client = connect(&fixture.server.addr).await;
     let position = "-b---BD-B---eE---c-e----B-";
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 7] = [
+        (
+            &format!("XGID={position}:1:0:1:00:0:0:0:5:10"),
+            "",
+            "centred cube",
+        ),
         ("XGID=nonsense", "", "xgid"),
         (&format!("XGID={position}:0:0:1:53:0:0:0:0:10"), "", "dice"),
         (

@@ -136,9 +136,10 @@ impl Match {
             ));
         }
         let at_match_point = length > 0 && from.score.contains(&(length - 1));
-        if from.crawford && !(self.settings.crawford && at_match_point) {
+        let both_at_match_point = length > 0 && from.score == [length - 1; 2];
+        if from.crawford && !(self.settings.crawford && at_match_point && !both_at_match_point) {
             return invalid(
-                "a Crawford game needs the Crawford rule and a player at match point".into(),
+                "a Crawford game needs the Crawford rule and one player at match point".into(),
             );
         }
         let cube_in_play = setup.cube && self.settings.cube != CubeLimit::Off && !from.crawford;
@@ -157,6 +158,13 @@ impl Match {
         }
         if cube.owner.is_some() && cube.value == 1 {
             return invalid("a cube of 1 is centred".into());
+        }
+        if cube.owner.is_none() && cube.value > 1 && (length > 0 || self.settings.auto_doubles == 0)
+        {
+            return invalid(format!(
+                "a centred cube of {} comes only from automatic doubles in money play",
+                cube.value
+            ));
         }
         self.score = from.score;
         self.crawford = match (from.crawford, at_match_point && self.settings.crawford) {
