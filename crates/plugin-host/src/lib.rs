@@ -27,3 +27,15 @@ pub use load::{LoadError, load};
 pub use plugin::{Plugin, PluginError, Setup, Transition};
 pub use registry::{PluginHost, ScanReport, Skipped};
 pub use rules::VariantRules;
+
+/// Plugin faults (panics, broken answers), by variant: a counter for the
+/// server's metrics.
+pub const PLUGIN_FAULTS: &str = "backgammon_plugin_faults_total";
+
+/// Describes the metrics this crate records (see the server's `metrics`).
+pub fn describe_metrics() {
+    metrics::describe_counter!(
+        PLUGIN_FAULTS,
+        "Variant plugin faults (a panic, an answer breaking the ABI's rules), by variant"
+    );
+}

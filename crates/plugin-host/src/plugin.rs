@@ -476,6 +476,7 @@ impl Plugin {
 
     fn fault(&self, message: String) -> PluginError {
         self.faults.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(crate::PLUGIN_FAULTS, "variant" => self.name.clone()).increment(1);
         tracing::error!(variant = %self.name, path = %self.path.display(), %message, "variant plugin fault");
         PluginError::Fault {
             variant: self.name.clone(),

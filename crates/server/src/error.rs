@@ -78,6 +78,7 @@ impl ApiError {
             .with("current_version", current),
             StoreError::NotFound => ApiError::new(Code::NotFound, "GAME_NOT_FOUND", "no such game"),
             StoreError::WriteFailed { message, applied } => {
+                crate::metrics::storage_error("STORAGE_UNAVAILABLE");
                 // The store logged the failure itself, once for its group.
                 tracing::debug!(error = %message, %applied, "action not acknowledged");
                 let (stored, advice) = match applied {
@@ -94,8 +95,12 @@ impl ApiError {
                 )
                 .with("stored", stored)
             }
-            StoreError::Corrupt(what) => ApiError::data_loss(what),
+            StoreError::Corrupt(what) => {
+                crate::metrics::storage_error("DATA_LOSS");
+                ApiError::data_loss(what)
+            }
             StoreError::Unreachable(why) => {
+                crate::metrics::storage_error("DATABASE_UNREACHABLE");
                 tracing::warn!(error = %why, "the database is unreachable");
                 ApiError::new(
                     Code::Unavailable,
@@ -104,6 +109,7 @@ impl ApiError {
                 )
             }
             other => {
+                crate::metrics::storage_error("STORAGE_UNAVAILABLE");
                 tracing::error!(error = %other, "storage error");
                 ApiError::new(
                     Code::Unavailable,

@@ -10,6 +10,7 @@ pub mod convert;
 pub mod data_dir;
 pub mod error;
 pub mod games;
+pub mod metrics;
 pub mod service;
 pub mod snapshot;
 
@@ -173,6 +174,9 @@ async fn serve<S: GameStore>(
     if let Some(folder) = report.unreadable.first() {
         anyhow::bail!("loading plugins: {}", folder.reason);
     }
+    for plugin in plugins.plugins() {
+        metrics::variant_loaded(plugin.name(), plugin.version());
+    }
     tracing::info!(
         loaded = report.loaded.len(),
         skipped = report.skipped.len(),
@@ -249,6 +253,7 @@ async fn serve<S: GameStore>(
         .timeout(Duration::from_secs(30))
         .concurrency_limit_per_connection(256)
         .layer(error::ErrorInfoLayer)
+        .layer(metrics::RpcMetricsLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -408,6 +413,7 @@ async fn rescan_plugins(plugins: Arc<PluginHost>) {
     match tokio::task::spawn_blocking(move || plugins.scan()).await {
         Ok(Ok(report)) => {
             for plugin in report.loaded {
+                metrics::variant_loaded(plugin.name(), plugin.version());
                 tracing::info!(variant = plugin.name(), "new variant available");
             }
         }

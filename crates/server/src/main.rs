@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use bg_server::{Config, Database, run};
 use bg_store::Durability;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -82,6 +82,10 @@ struct Cli {
     /// Log format.
     #[arg(long, env = "BACKGAMMON_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// Serve Prometheus metrics on http://ADDR/metrics (off by default);
+    /// the README lists them.
+    #[arg(long, env = "BACKGAMMON_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -203,6 +207,16 @@ fn main() -> Result<()> {
             Ok(())
         }
         None => {
+            if let Some(addr) = cli.metrics_listen {
+                let _runtime = runtime.enter();
+                metrics_exporter_prometheus::PrometheusBuilder::new()
+                    .with_http_listener(addr)
+                    .set_buckets(bg_server::metrics::BUCKETS)?
+                    .install()
+                    .with_context(|| format!("serving metrics on {addr}"))?;
+                bg_server::metrics::describe();
+                tracing::info!(%addr, "metrics on http://{addr}/metrics");
+            }
             let config = Config {
                 listen: cli.listen,
                 plugin_dirs: cli.plugin_dir,

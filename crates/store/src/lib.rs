@@ -41,6 +41,26 @@ use std::time::SystemTime;
 pub use postgres::PgStore;
 pub use sqlite::{Durability, SqliteStore};
 
+/// The writes committed together, as a histogram (SQLite's group commit;
+/// 1 for each PostgreSQL commit).
+pub const COMMIT_GROUP_SIZE: &str = "backgammon_commit_group_size";
+/// The time a commit takes, from BEGIN to COMMIT's answer.
+pub const COMMIT_SECONDS: &str = "backgammon_commit_duration_seconds";
+
+/// Describes the metrics this crate records (see the server's `metrics`).
+pub fn describe_metrics() {
+    metrics::describe_histogram!(COMMIT_GROUP_SIZE, "Writes committed in one transaction");
+    metrics::describe_histogram!(
+        COMMIT_SECONDS,
+        "Time to commit a transaction (a group of writes on SQLite, one on PostgreSQL)"
+    );
+}
+
+fn commit_observed(group: usize, took: std::time::Duration) {
+    metrics::histogram!(COMMIT_GROUP_SIZE).record(group as f64);
+    metrics::histogram!(COMMIT_SECONDS).record(took.as_secs_f64());
+}
+
 /// A game's snapshot row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRecord {

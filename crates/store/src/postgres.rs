@@ -587,6 +587,7 @@ impl GameStore for PgStore {
             .bind(version_param(expected_version)?);
         let query = bind_log(query, entry, request)?;
         let mut connection = self.connection().await?;
+        let start = std::time::Instant::now();
         let stored = query
             .fetch_optional(&mut *connection)
             .by_deadline()
@@ -594,6 +595,7 @@ impl GameStore for PgStore {
             .map_err(|e| self.write_failed(e))?;
         drop(connection);
         if stored.is_some() {
+            crate::commit_observed(1, start.elapsed());
             if self
                 .notices
                 .try_send((game.game_id.clone(), game.version))

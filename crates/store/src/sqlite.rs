@@ -357,8 +357,10 @@ struct Writer {
 impl Writer {
     /// Applies a group and answers each of its writes.
     async fn apply(&mut self, group: Vec<Write>) {
+        let start = std::time::Instant::now();
         match self.transaction(&group).await {
             Ok(()) => {
+                crate::commit_observed(group.len(), start.elapsed());
                 for write in group {
                     let _ = write.done.send(Ok(()));
                 }

@@ -232,6 +232,7 @@ impl<S: GameStore> Games<S> {
             });
         }
         tracing::debug!(game_id, %seat, version = next.record.version, "action applied");
+        crate::metrics::action_committed(&next.record.variant);
         *live = next;
         // Watchers get the update; with none, it is not even built.
         if slot.updates.receiver_count() > 0 {

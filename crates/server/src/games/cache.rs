@@ -128,6 +128,7 @@ impl<S: GameStore> Games<S> {
                 })
             })
             .clone();
+        crate::metrics::games_in_memory(slots.len());
         *slot.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         slot
     }
@@ -143,6 +144,7 @@ impl<S: GameStore> Games<S> {
             let last = *slot.last_used.lock().unwrap_or_else(|e| e.into_inner());
             in_use || last.elapsed() < idle
         });
+        crate::metrics::games_in_memory(slots.len());
         before - slots.len()
     }
 
@@ -157,6 +159,7 @@ impl<S: GameStore> Games<S> {
             .is_some_and(|slot| Arc::strong_count(slot) <= 2 && slot.updates.receiver_count() == 0)
         {
             slots.remove(game_id);
+            crate::metrics::games_in_memory(slots.len());
         }
     }
 

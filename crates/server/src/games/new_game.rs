@@ -182,7 +182,7 @@ impl<S: GameStore> Games<S> {
             .create(&live.record, &entry, request_record.as_ref())
             .await
         {
-            Ok(()) => {}
+            Ok(()) => crate::metrics::action_committed(&live.record.variant),
             Err(StoreError::Duplicate) if request_record.is_some() => {
                 // The same request id won a race: answer as it did.
                 let previous = self

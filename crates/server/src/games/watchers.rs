@@ -145,6 +145,7 @@ impl<S: GameStore> Games<S> {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let mut shutdown = self.shutdown.clone();
         tokio::spawn(async move {
+            let _counted = crate::metrics::Watcher::opened();
             for update in catch_up {
                 if tx.send(Ok(update)).await.is_err() {
                     return;

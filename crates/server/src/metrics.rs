@@ -1,0 +1,184 @@
+//! What the server counts, for Prometheus: names, descriptions, and the
+//! layer that times every RPC.
+//!
+//! Recording goes through the `metrics` facade: nothing is kept until
+//! `backgammond --metrics-listen ADDR` installs the Prometheus exporter
+//! (`metrics-exporter-prometheus`), which serves the text format on
+//! `http://ADDR/metrics`. The README lists every metric.
+
+use std::time::{Duration, Instant};
+
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use tonic::codegen::http;
+
+pub const RPCS: &str = "backgammon_rpcs_total";
+pub const RPC_SECONDS: &str = "backgammon_rpc_duration_seconds";
+pub const ACTIONS: &str = "backgammon_actions_committed_total";
+pub const GAMES_IN_MEMORY: &str = "backgammon_games_in_memory";
+pub const WATCHERS: &str = "backgammon_watchers";
+pub const STORAGE_ERRORS: &str = "backgammon_storage_errors_total";
+pub const BUILD_INFO: &str = "backgammon_build_info";
+pub const VARIANT_LOADED: &str = "backgammon_variant_loaded";
+
+/// Latency buckets, in seconds (histograms rather than summaries).
+pub const BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+/// Says what each metric is (the exporter's HELP lines), and sets the
+/// build's info.
+pub fn describe() {
+    describe_counter!(RPCS, "RPCs answered, by method and gRPC status code");
+    describe_histogram!(
+        RPC_SECONDS,
+        "Time to answer an RPC (to the first response for WatchGame), by method"
+    );
+    describe_counter!(
+        ACTIONS,
+        "Actions committed (new versions stored), by variant"
+    );
+    describe_gauge!(GAMES_IN_MEMORY, "Games held in memory");
+    describe_gauge!(WATCHERS, "WatchGame streams open");
+    describe_counter!(
+        STORAGE_ERRORS,
+        "Storage failures answered UNAVAILABLE (writes and reads), by reason"
+    );
+    describe_gauge!(BUILD_INFO, "1, labelled with the server's version");
+    describe_gauge!(
+        VARIANT_LOADED,
+        "1 for each variant plugin loaded, labelled with its name and version"
+    );
+    bg_store::describe_metrics();
+    bg_plugin_host::describe_metrics();
+    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
+}
+
+pub fn action_committed(variant: &str) {
+    counter!(ACTIONS, "variant" => variant.to_string()).increment(1);
+}
+
+pub fn games_in_memory(count: usize) {
+    gauge!(GAMES_IN_MEMORY).set(count as f64);
+}
+
+/// An open WatchGame stream, counted while it lives.
+pub struct Watcher(());
+
+impl Watcher {
+    pub fn opened() -> Watcher {
+        gauge!(WATCHERS).increment(1.0);
+        Watcher(())
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        gauge!(WATCHERS).decrement(1.0);
+    }
+}
+
+pub fn storage_error(reason: &'static str) {
+    counter!(STORAGE_ERRORS, "reason" => reason).increment(1);
+}
+
+pub fn variant_loaded(name: &str, version: &str) {
+    gauge!(VARIANT_LOADED, "variant" => name.to_string(), "version" => version.to_string())
+        .set(1.0);
+}
+
+fn rpc(method: String, code: &str, took: Duration) {
+    counter!(RPCS, "method" => method.clone(), "code" => code.to_string()).increment(1);
+    histogram!(RPC_SECONDS, "method" => method).record(took.as_secs_f64());
+}
+
+/// The name of a gRPC status code, from its number.
+fn code_name(code: &str) -> &'static str {
+    match code.parse::<i32>().map(tonic::Code::from) {
+        Ok(tonic::Code::Ok) => "OK",
+        Ok(tonic::Code::Cancelled) => "CANCELLED",
+        Ok(tonic::Code::Unknown) => "UNKNOWN",
+        Ok(tonic::Code::InvalidArgument) => "INVALID_ARGUMENT",
+        Ok(tonic::Code::DeadlineExceeded) => "DEADLINE_EXCEEDED",
+        Ok(tonic::Code::NotFound) => "NOT_FOUND",
+        Ok(tonic::Code::AlreadyExists) => "ALREADY_EXISTS",
+        Ok(tonic::Code::PermissionDenied) => "PERMISSION_DENIED",
+        Ok(tonic::Code::ResourceExhausted) => "RESOURCE_EXHAUSTED",
+        Ok(tonic::Code::FailedPrecondition) => "FAILED_PRECONDITION",
+        Ok(tonic::Code::Aborted) => "ABORTED",
+        Ok(tonic::Code::OutOfRange) => "OUT_OF_RANGE",
+        Ok(tonic::Code::Unimplemented) => "UNIMPLEMENTED",
+        Ok(tonic::Code::Internal) => "INTERNAL",
+        Ok(tonic::Code::Unavailable) => "UNAVAILABLE",
+        Ok(tonic::Code::DataLoss) => "DATA_LOSS",
+        Ok(tonic::Code::Unauthenticated) => "UNAUTHENTICATED",
+        Err(_) => "UNKNOWN",
+    }
+}
+
+/// Counts and times every RPC: its method (the last part of the path) and
+/// the status code its response headers carry. An error is answered with
+/// its status in the headers; a success's status comes in the trailers,
+/// after the body: a response without one in its headers is counted OK.
+#[derive(Clone, Copy, Debug)]
+pub struct RpcMetricsLayer;
+
+impl<S> tower::Layer<S> for RpcMetricsLayer {
+    type Service = RpcMetrics<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RpcMetrics { inner }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RpcMetrics<S> {
+    inner: S,
+}
+
+type BoxFuture<T, E> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, E>> + Send>>;
+
+impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for RpcMetrics<S>
+where
+    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
+        let method = request
+            .uri()
+            .path()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let start = Instant::now();
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let response = answer.await?;
+            let code = response
+                .headers()
+                .get("grpc-status")
+                .and_then(|v| v.to_str().ok())
+                .map_or("OK", code_name);
+            // A path no service has is the caller's to choose: never a
+            // label of its own (the label set must stay small).
+            let method = if code == "UNIMPLEMENTED" {
+                "unknown".to_string()
+            } else {
+                method
+            };
+            rpc(method, code, start.elapsed());
+            Ok(response)
+        })
+    }
+}
