@@ -246,8 +246,11 @@ pub fn mat(info: &MatchInfo<'_>, events: &[Event]) -> Result<String, RecordError
             number += 1;
             let left = row[0].take().unwrap_or_default();
             let right = row[1].take().unwrap_or_default();
-            out.push_str(format!("{number:>3}) {left:<28}{right}").trim_end());
-            out.push('\n');
+            // Untrimmed, as gnubg writes it: the left cell padded to 28
+            // even when the right one is empty (gnubg's reader takes the
+            // right column at a fixed offset, and on a shorter line reads
+            // what a previous line left there).
+            out.push_str(&format!("{number:>3}) {left:<28}{right}\n"));
         };
         for (seat, cell) in &game.cells {
             let col = column(*seat);
@@ -433,7 +436,7 @@ mod tests {
     fn a_mat_file_has_gnubgs_columns_and_cube_lines() {
         let text = mat(&info(), &a_dropped_double()).unwrap();
         let expected = "\n 3 point match\n\n Game 1\n Alice : 0                      Bob : 0\n  \
-            1)                             31: 8/5 6/5\n  \
+            1)                             31: 8/5 6/5 \n  \
             2) 64: 24/18 13/9               Doubles => 2\n  \
             3)  Drops                       Wins 1 point\n\n";
         assert_eq!(text, expected);
