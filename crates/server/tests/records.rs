@@ -15,10 +15,31 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tonic::Code;
 
-/// Plays the next action: `step`'s (random plays, doubles now and then,
-/// takes and drops), and now and then a resignation by position.
+/// Plays the next action: `step`'s (random plays, doubles now and then),
+/// takes and drops (40%), and now and then a resignation by position.
 async fn act(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
-    if g.game.phase == pb::Phase::Roll as i32 && rng.random_bool(0.01) {
+    if g.game.phase == pb::Phase::CubeOffered as i32 {
+        // Drops often enough that every match list has some.
+        let action = if rng.random_bool(0.4) {
+            pb::DoubleAction::Drop
+        } else {
+            pb::DoubleAction::Take
+        };
+        let answer = pb::DoubleRequest {
+            game_id: g.id(),
+            expected_version: g.game.version,
+            request_id: String::new(),
+            action: action as i32,
+        };
+        let token = g.to_act_token().to_string();
+        g.game = client
+            .double(with_token(answer, &token))
+            .await
+            .unwrap()
+            .into_inner();
+        return;
+    }
+    if g.game.phase == pb::Phase::Roll as i32 && rng.random_bool(0.03) {
         let resign = pb::ResignRequest {
             game_id: g.id(),
             expected_version: g.game.version,
