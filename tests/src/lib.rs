@@ -7,6 +7,7 @@
 //! no test links them. Tests load them through the plugin host, as the
 //! server does.
 
+pub mod certs;
 pub mod gnubg;
 pub mod postgres;
 pub mod server;

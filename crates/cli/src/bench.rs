@@ -17,7 +17,7 @@ use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
-use crate::client::{authorized, explain};
+use crate::client::{Transport, authorized, explain};
 
 /// What a load run counts, over all its workers.
 #[derive(Default)]
@@ -164,11 +164,11 @@ async fn check_health(
 }
 
 /// A channel to each address (several: replicas of one service).
-async fn channels(addrs: &[String]) -> Result<Vec<Channel>> {
+async fn channels(transport: &Transport, addrs: &[String]) -> Result<Vec<Channel>> {
     let mut channels = Vec::new();
     for addr in addrs {
-        let channel = tonic::transport::Endpoint::from_shared(crate::client::endpoint_url(addr))
-            .with_context(|| format!("{addr:?} is not a server address (host:port)"))?
+        let channel = transport
+            .endpoint(addr)?
             .tcp_nodelay(true)
             .connect()
             .await
@@ -186,13 +186,14 @@ fn nth(channels: &[Channel], i: usize) -> Channel {
 }
 
 pub async fn load(
+    transport: &Transport,
     addrs: &[String],
     concurrency: usize,
     games: u64,
     seconds: f64,
     mode: Mode,
 ) -> Result<()> {
-    let channels = channels(addrs).await?;
+    let channels = channels(transport, addrs).await?;
     let duration = Duration::from_secs_f64(seconds);
 
     let counts = Arc::new(Counts::default());
@@ -262,8 +263,8 @@ pub async fn load(
 /// `bgctl bench watch`: plays a long match on the first server and
 /// watches it on the last one; for each action, the time from its answer
 /// to the watcher's update of that version.
-pub async fn watch(addrs: &[String], actions: usize) -> Result<()> {
-    let channels = channels(addrs).await?;
+pub async fn watch(transport: &Transport, addrs: &[String], actions: usize) -> Result<()> {
+    let channels = channels(transport, addrs).await?;
     let mut player = GameServiceClient::new(channels[0].clone());
     let mut watcher = GameServiceClient::new(channels[channels.len() - 1].clone());
     let mut delays = Vec::with_capacity(actions);

@@ -10,29 +10,98 @@ use bg_api::v1::game_service_client::GameServiceClient;
 use bg_engine::Seat;
 use serde::{Deserialize, Serialize};
 use tonic::Request;
-use tonic::transport::Channel;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic_types::StatusExt;
 
 pub type Client = GameServiceClient<Channel>;
 
-/// An address as the server prints it (`127.0.0.1:50051`) or as a URL
-/// (`http://127.0.0.1:50051`): without a scheme, `http://` is meant.
-pub fn endpoint_url(addr: &str) -> String {
-    if addr.contains("://") {
-        addr.to_string()
-    } else {
-        format!("http://{addr}")
+/// How bgctl reaches servers: plain TCP (the default, for local use), or
+/// TLS, checking the server's certificate against a CA file (or, for an
+/// `https://` address without one, the system's roots) and presenting a
+/// client certificate to a server that asks for one.
+#[derive(Clone, Debug, Default)]
+pub struct Transport {
+    tls: Option<ClientTlsConfig>,
+}
+
+/// The TLS options as given on the command line.
+#[derive(Clone, Debug, Default)]
+pub struct TlsOptions {
+    pub ca: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    pub domain: Option<String>,
+}
+
+impl Transport {
+    /// TLS when any option asks for it or the address says `https://`.
+    pub fn new(options: &TlsOptions, addr: &str) -> Result<Transport> {
+        let https = addr.contains("https://");
+        let asked = options.ca.is_some()
+            || options.cert.is_some()
+            || options.key.is_some()
+            || options.domain.is_some();
+        if !https && !asked {
+            return Ok(Transport::default());
+        }
+        if addr.contains("http://") {
+            bail!("{addr} says http:// but TLS options are given: write https:// or host:port");
+        }
+        let read = |path: &Path| {
+            std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+        };
+        let mut tls = ClientTlsConfig::new();
+        tls = match &options.ca {
+            Some(ca) => tls.ca_certificate(Certificate::from_pem(read(ca)?)),
+            None => tls.with_native_roots(),
+        };
+        if let Some(domain) = &options.domain {
+            tls = tls.domain_name(domain.clone());
+        }
+        match (&options.cert, &options.key) {
+            (Some(cert), Some(key)) => {
+                tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?));
+            }
+            (None, None) => {}
+            _ => bail!("--tls-cert and --tls-key go together"),
+        }
+        Ok(Transport { tls: Some(tls) })
+    }
+
+    /// The URL of an address as the server prints it (`127.0.0.1:50051`)
+    /// or written as one (`http://...`, `https://...`): without a scheme,
+    /// `https://` with TLS and `http://` without.
+    pub fn url(&self, addr: &str) -> String {
+        if addr.contains("://") {
+            addr.to_string()
+        } else if self.tls.is_some() {
+            format!("https://{addr}")
+        } else {
+            format!("http://{addr}")
+        }
+    }
+
+    /// An endpoint for `addr`, with TLS if this transport has it.
+    pub fn endpoint(&self, addr: &str) -> Result<Endpoint> {
+        let endpoint = Endpoint::from_shared(self.url(addr))
+            .with_context(|| format!("{addr:?} is not a server address (host:port)"))?;
+        match &self.tls {
+            Some(tls) => endpoint
+                .tls_config(tls.clone())
+                .with_context(|| format!("TLS settings for {addr}")),
+            None => Ok(endpoint),
+        }
     }
 }
 
-pub async fn connect(addr: &str) -> Result<Client> {
-    let channel = tonic::transport::Endpoint::from_shared(endpoint_url(addr))
-        .with_context(|| format!("{addr:?} is not a server address (host:port)"))?
+pub async fn connect(transport: &Transport, addr: &str) -> Result<Client> {
+    let channel = transport
+        .endpoint(addr)?
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true)
         .connect()
         .await
-        .with_context(|| format!("connecting to {addr}"))?;
+        .map_err(|e| anyhow::anyhow!("connecting to {addr}: {}", causes(&e)))?;
     // A long match's export can pass gRPC's 4 MiB default.
     Ok(GameServiceClient::new(channel).max_decoding_message_size(256 << 20))
 }
@@ -154,7 +223,41 @@ pub fn explain(status: tonic::Status) -> anyhow::Error {
             info.reason,
             status.code()
         ),
-        None => anyhow::anyhow!("{} ({:?})", status.message(), status.code()),
+        None => match std::error::Error::source(&status) {
+            // The connection failed under the call (a refused TLS
+            // handshake, a plain client on a TLS port): say what failed.
+            Some(source) => anyhow::anyhow!(
+                "{} ({:?}): {}{}",
+                status.message(),
+                status.code(),
+                causes(source),
+                transport_hint(source)
+            ),
+            None => anyhow::anyhow!("{} ({:?})", status.message(), status.code()),
+        },
+    }
+}
+
+/// A hint for a connection that failed under a call: a refused handshake
+/// or a transport mismatch, which the client sees only as a closed
+/// connection (which one depends on timing, so the hint names both).
+fn transport_hint(source: &dyn std::error::Error) -> &'static str {
+    let text = causes(source);
+    if text.contains("CertificateRequired") {
+        " (the server asks for a client certificate: --tls-cert and --tls-key)"
+    } else if [
+        "broken pipe",
+        "reset by peer",
+        "connection closed",
+        "canceled",
+        "frame with invalid size",
+    ]
+    .iter()
+    .any(|sign| text.contains(sign))
+    {
+        " (the server closed the connection: does it speak TLS (--tls-ca, or an https:// address), or ask for a client certificate (--tls-cert and --tls-key)?)"
+    } else {
+        ""
     }
 }
 
@@ -451,4 +554,17 @@ pub fn in_effect(game: &pb::Game, variants: &[pb::Variant]) -> String {
 pub fn id_end(id: &str) -> String {
     let chars: Vec<char> = id.chars().collect();
     chars[chars.len().saturating_sub(8)..].iter().collect()
+}
+
+/// An error and its causes on one line (a transport error's top says
+/// only "transport error"; the cause says what, a refused handshake too).
+pub fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }

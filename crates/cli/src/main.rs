@@ -15,7 +15,7 @@ use anyhow::Result;
 use bg_api::v1 as pb;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use client::{Tokens, authorized, connect, explain, render, render_after};
+use client::{TlsOptions, Tokens, Transport, authorized, connect, explain, render, render_after};
 
 #[derive(Parser)]
 #[command(
@@ -45,6 +45,21 @@ struct Cli {
     /// Where seat tokens of the games created here are kept.
     #[arg(long, global = true, env = "BGCTL_TOKENS")]
     tokens: Option<PathBuf>,
+    /// Speak TLS, checking the server's certificate against this CA file
+    /// (PEM). An `https://` address without it trusts the system's CAs.
+    #[arg(long, global = true, env = "BGCTL_TLS_CA")]
+    tls_ca: Option<PathBuf>,
+    /// A client certificate (PEM) for a server that asks for one
+    /// (`backgammond --client-ca`); with --tls-key.
+    #[arg(long, global = true, env = "BGCTL_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, global = true, env = "BGCTL_TLS_KEY")]
+    tls_key: Option<PathBuf>,
+    /// The name the server's certificate must carry, when it is not the
+    /// address's host (for example when connecting by IP address).
+    #[arg(long, global = true, env = "BGCTL_TLS_DOMAIN")]
+    tls_domain: Option<String>,
 
     #[command(subcommand)]
     command: Command,
@@ -307,6 +322,7 @@ fn run() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    let transport = cli.transport();
     match cli.command {
         Command::Plugins => offline::plugins(&cli.plugin_dir),
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
@@ -328,6 +344,7 @@ fn run() -> Result<()> {
                     auto_roll,
                 },
         } => tokio::runtime::Runtime::new()?.block_on(bench::load(
+            &transport?,
             &addresses(&cli.addr),
             concurrency,
             games,
@@ -340,12 +357,32 @@ fn run() -> Result<()> {
         )),
         Command::Bench {
             bench: Bench::Watch { actions },
-        } => tokio::runtime::Runtime::new()?.block_on(bench::watch(&addresses(&cli.addr), actions)),
+        } => tokio::runtime::Runtime::new()?.block_on(bench::watch(
+            &transport?,
+            &addresses(&cli.addr),
+            actions,
+        )),
         online => {
             let runtime = tokio::runtime::Runtime::new()?;
             let tokens = cli.tokens.clone().unwrap_or_else(Tokens::default_path);
-            runtime.block_on(run_online(&cli.addr, &tokens, online))
+            let transport = transport?;
+            runtime.block_on(run_online(&transport, &cli.addr, &tokens, online))
         }
+    }
+}
+
+impl Cli {
+    /// Plain TCP, or TLS as the options and the address say.
+    fn transport(&self) -> Result<Transport> {
+        Transport::new(
+            &TlsOptions {
+                ca: self.tls_ca.clone(),
+                cert: self.tls_cert.clone(),
+                key: self.tls_key.clone(),
+                domain: self.tls_domain.clone(),
+            },
+            &self.addr,
+        )
     }
 }
 
@@ -358,8 +395,13 @@ fn addresses(addr: &str) -> Vec<String> {
         .collect()
 }
 
-async fn run_online(addr: &str, tokens_path: &std::path::Path, command: Command) -> Result<()> {
-    let mut client = connect(addr).await?;
+async fn run_online(
+    transport: &Transport,
+    addr: &str,
+    tokens_path: &std::path::Path,
+    command: Command,
+) -> Result<()> {
+    let mut client = connect(transport, addr).await?;
     let tokens = Tokens::load(tokens_path)?;
     // A game id as given, or the whole id of the game of the tokens file
     // it is the start of.

@@ -25,6 +25,19 @@ impl Server {
 
     /// A server on this database, with this token key file.
     fn start_on(database: bg_server::Database, token_key_file: Option<&Path>) -> Server {
+        Server::start_with(database, token_key_file, None)
+    }
+
+    /// A server on SQLite speaking TLS.
+    fn start_tls(tls: bg_server::TlsFiles) -> Server {
+        Server::start_with(bg_server::Database::Sqlite(None), None, Some(tls))
+    }
+
+    fn start_with(
+        database: bg_server::Database,
+        token_key_file: Option<&Path>,
+        tls: Option<bg_server::TlsFiles>,
+    ) -> Server {
         let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
         let data = tempfile::tempdir().unwrap();
         // A free port: bound, read, released for the server to take.
@@ -44,6 +57,7 @@ impl Server {
             idle_eviction: Duration::from_secs(300),
             request_retention: None,
             watch_resync: Duration::from_secs(5),
+            tls,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -503,4 +517,76 @@ fn a_hit_is_marked_in_the_move_that_made_it() {
         assert!(!told.contains('*'), "no hit, no mark: {shown}");
     }
     panic!("no hit in 200 turns of first legal plays");
+}
+
+#[test]
+fn bgctl_speaks_tls_and_presents_its_client_certificate() {
+    use bg_tests::certs::Authority;
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Authority::new(dir.path(), "service");
+    let server_pem = ca.server("server");
+    let client_pem = ca.client("bgctl");
+    let server = Server::start_tls(bg_server::TlsFiles {
+        cert: server_pem.cert.clone(),
+        key: server_pem.key.clone(),
+        client_ca: Some(ca.cert.clone()),
+    });
+    let host_port = server.addr.strip_prefix("http://").unwrap().to_string();
+    let tokens = dir.path().join("tokens.json");
+    let run = |extra: &[&str], args: &[&str]| -> Output {
+        Command::new(env!("CARGO_BIN_EXE_bgctl"))
+            .arg("--addr")
+            .arg(&host_port)
+            .arg("--tokens")
+            .arg(&tokens)
+            .args(extra)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ca_file = ca.cert.to_str().unwrap();
+    let identity = [
+        "--tls-ca",
+        ca_file,
+        "--tls-cert",
+        client_pem.cert.to_str().unwrap(),
+        "--tls-key",
+        client_pem.key.to_str().unwrap(),
+    ];
+    let listed = ok(run(&identity, &["variants"]));
+    assert!(listed.starts_with("standard "), "{listed}");
+    let created = ok(run(&identity, &["new", "--match", "1"]));
+    let game = field(&created, "game id:").to_string();
+    let shown = ok(run(&identity, &["show", &game]));
+    assert_eq!(field(&shown, "phase:"), "move", "{shown}");
+
+    // Without a client certificate, or speaking plain TCP: one line, exit 1.
+    for extra in [&["--tls-ca", ca_file][..], &[][..]] {
+        let refused = run(extra, &["variants"]);
+        assert_eq!(refused.status.code(), Some(1), "{extra:?}");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            stderr.starts_with("bgctl: ") && stderr.trim_end().lines().count() == 1,
+            "{extra:?}: {stderr}"
+        );
+        if !extra.is_empty() {
+            assert!(stderr.contains("client certificate"), "{stderr}");
+        }
+    }
+    // TLS options with an http:// address are a contradiction, said so.
+    let contradiction = Command::new(env!("CARGO_BIN_EXE_bgctl"))
+        .args([
+            "--addr",
+            &format!("http://{host_port}"),
+            "--tls-ca",
+            ca_file,
+            "variants",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(contradiction.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&contradiction.stderr).contains("write https://"),
+        "{contradiction:?}"
+    );
 }

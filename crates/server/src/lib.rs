@@ -13,6 +13,7 @@ pub mod games;
 pub mod metrics;
 pub mod service;
 pub mod snapshot;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,11 +26,12 @@ use bg_plugin_host::PluginHost;
 use bg_store::{Durability, GameStore, PgStore, SqliteStore};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
 use crate::data_dir::DataDir;
+pub use crate::tls::TlsFiles;
 
 /// Requests larger than this are refused: game messages are small.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -107,6 +109,8 @@ pub struct Config {
     /// On a shared database, how often watched games are read again, in
     /// case a notice of another replica's commit was lost.
     pub watch_resync: Duration,
+    /// TLS on the gRPC port (None: plain TCP, for local use).
+    pub tls: Option<TlsFiles>,
 }
 
 /// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
@@ -119,6 +123,8 @@ pub async fn run(
     config: Config,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    // Checked before anything is opened: a bad certificate touches nothing.
+    let tls = config.tls.as_ref().map(TlsFiles::load).transpose()?;
     match config.database.clone() {
         Database::Sqlite(path) => {
             let data = DataDir::lock(&config.data_dir)?;
@@ -135,7 +141,7 @@ pub async fn run(
                 .with_context(|| format!("opening {}", database.display()))?;
             let secret = data_dir::token_key(&key_file, &store).await?;
             tracing::info!(database = %database.display(), "games stored in SQLite");
-            let served = serve(config, store, secret, shutdown).await;
+            let served = serve(config, tls.clone(), store, secret, shutdown).await;
             drop((data, file_lock));
             served
         }
@@ -154,7 +160,7 @@ pub async fn run(
                 .with_context(|| format!("connecting to {}", redacted(&url)))?;
             let secret = data_dir::token_key(&key_file, &store).await?;
             tracing::info!(database = %redacted(&url), "games stored in PostgreSQL (replicas may share it)");
-            serve(config, store, secret, shutdown).await
+            serve(config, tls.clone(), store, secret, shutdown).await
         }
     }
 }
@@ -162,6 +168,7 @@ pub async fn run(
 /// Serves the games in `store` until `shutdown` resolves.
 async fn serve<S: GameStore>(
     config: Config,
+    tls: Option<ServerTlsConfig>,
     store: S,
     secret: [u8; 32],
     shutdown: impl std::future::Future<Output = ()>,
@@ -227,6 +234,14 @@ async fn serve<S: GameStore>(
         .build_v1alpha()
         .context("building the reflection service")?;
 
+    let mut builder = Server::builder();
+    match (tls, &config.tls) {
+        (Some(tls), Some(files)) => {
+            builder = builder.tls_config(tls).context("setting up TLS")?;
+            tracing::info!("gRPC over {}", files.describe());
+        }
+        _ => tracing::info!("gRPC over plain TCP, no TLS (--tls-cert and --tls-key turn it on)"),
+    }
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
@@ -249,7 +264,7 @@ async fn serve<S: GameStore>(
         let _ = stop_tx.send(true);
         let _ = begun_tx.send(true);
     };
-    let serving = Server::builder()
+    let serving = builder
         .timeout(Duration::from_secs(30))
         .concurrency_limit_per_connection(256)
         .layer(error::ErrorInfoLayer)

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use bg_server::{Config, Database, run};
+use bg_server::{Config, Database, TlsFiles, run};
 use bg_store::Durability;
 use clap::{Parser, Subcommand, ValueEnum};
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 #[derive(Parser)]
 #[command(
@@ -86,6 +87,18 @@ struct Cli {
     /// the README lists them.
     #[arg(long, env = "BACKGAMMON_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// Serve gRPC over TLS with this certificate chain (PEM, leaf first);
+    /// needs --tls-key. Without it the port speaks plain TCP (local use).
+    #[arg(long, env = "BACKGAMMON_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, env = "BACKGAMMON_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Ask every caller for a client certificate signed by a CA in this
+    /// file (PEM): a caller without one is refused at the handshake.
+    /// Needs --tls-cert.
+    #[arg(long, env = "BACKGAMMON_CLIENT_CA", requires = "tls_cert")]
+    client_ca: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -93,8 +106,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Sub {
     /// Exits 0 if the server at --listen reports SERVING, 1 otherwise (for
-    /// container health checks).
-    Healthcheck,
+    /// container health checks). Speaks TLS when the server does
+    /// (--tls-cert or BACKGAMMON_TLS_CERT set).
+    Healthcheck(HealthcheckTls),
     /// Creates a new seat-token key file (for replicas on PostgreSQL,
     /// which must all use the same one); refuses to overwrite a file.
     TokenKey {
@@ -108,6 +122,28 @@ enum Sub {
         /// The folder to create and fill.
         target: PathBuf,
     },
+}
+
+/// How the health check reaches a server that speaks TLS.
+#[derive(clap::Args)]
+struct HealthcheckTls {
+    /// The CA that signed the server's certificate (PEM). Default: the
+    /// server's own --tls-cert, which does for a self-signed certificate.
+    #[arg(long = "ca", env = "BACKGAMMON_HEALTHCHECK_CA")]
+    ca: Option<PathBuf>,
+    /// A client certificate (PEM), for a server started with --client-ca.
+    #[arg(long = "cert", env = "BACKGAMMON_HEALTHCHECK_CERT", requires = "key")]
+    cert: Option<PathBuf>,
+    /// The private key of --cert (PEM).
+    #[arg(long = "key", env = "BACKGAMMON_HEALTHCHECK_KEY", requires = "cert")]
+    key: Option<PathBuf>,
+    /// The name the server's certificate is checked against.
+    #[arg(
+        long = "domain",
+        env = "BACKGAMMON_HEALTHCHECK_DOMAIN",
+        default_value = "localhost"
+    )]
+    domain: String,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -165,8 +201,12 @@ fn main() -> Result<()> {
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(libc::SIGXFSZ))
     })?;
     match cli.command {
-        Some(Sub::Healthcheck) => {
-            let serving = runtime.block_on(healthcheck(cli.listen));
+        Some(Sub::Healthcheck(check)) => {
+            let tls = match &cli.tls_cert {
+                Some(server_cert) => Some(check.client_config(server_cert)?),
+                None => None,
+            };
+            let serving = runtime.block_on(healthcheck(cli.listen, tls));
             std::process::exit(if serving { 0 } else { 1 });
         }
         Some(Sub::TokenKey { file }) => {
@@ -235,6 +275,14 @@ fn main() -> Result<()> {
                 request_retention: Duration::try_from_secs_f64(cli.request_retention_seconds)
                     .ok()
                     .filter(|d| !d.is_zero()),
+                tls: match (cli.tls_cert, cli.tls_key) {
+                    (Some(cert), Some(key)) => Some(TlsFiles {
+                        cert,
+                        key,
+                        client_ca: cli.client_ca,
+                    }),
+                    _ => None,
+                },
             };
             runtime.block_on(run(config, termination()))
         }
@@ -259,7 +307,25 @@ async fn termination() {
     }
 }
 
-async fn healthcheck(listen: SocketAddr) -> bool {
+impl HealthcheckTls {
+    /// tonic's client TLS settings for the check.
+    fn client_config(&self, server_cert: &std::path::Path) -> Result<ClientTlsConfig> {
+        let read = |path: &std::path::Path| {
+            std::fs::read(path).with_context(|| format!("healthcheck: reading {}", path.display()))
+        };
+        let ca = read(self.ca.as_deref().unwrap_or(server_cert))?;
+        let mut config = ClientTlsConfig::new()
+            .ca_certificate(Certificate::from_pem(ca))
+            .domain_name(self.domain.clone());
+        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
+            config = config.identity(Identity::from_pem(read(cert)?, read(key)?));
+        }
+        Ok(config)
+    }
+}
+
+/// Whether the server at `listen` reports SERVING; says why not on stderr.
+async fn healthcheck(listen: SocketAddr, tls: Option<ClientTlsConfig>) -> bool {
     use tonic_health::pb::health_client::HealthClient;
     use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
     // A server listening on all interfaces is reached on loopback.
@@ -269,22 +335,43 @@ async fn healthcheck(listen: SocketAddr) -> bool {
         listen
     };
     let check = async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{host}"))
-            .ok()?
-            .connect()
-            .await
-            .ok()?;
-        let mut client = HealthClient::new(channel);
-        let response = client
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let mut endpoint = tonic::transport::Endpoint::from_shared(format!("{scheme}://{host}"))
+            .map_err(|e| e.to_string())?;
+        if let Some(tls) = tls {
+            endpoint = endpoint.tls_config(tls).map_err(|e| e.to_string())?;
+        }
+        let channel = endpoint.connect().await.map_err(|e| chain(&e))?;
+        let response = HealthClient::new(channel)
             .check(HealthCheckRequest {
                 service: String::new(),
             })
             .await
-            .ok()?;
-        Some(response.into_inner().status == ServingStatus::Serving as i32)
+            .map_err(|status| format!("{:?}: {}", status.code(), chain(&status)))?;
+        match ServingStatus::try_from(response.into_inner().status) {
+            Ok(ServingStatus::Serving) => Ok(()),
+            other => Err(format!("the server reports {other:?}")),
+        }
     };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(5), check).await,
-        Ok(Some(true))
-    )
+    let outcome = match tokio::time::timeout(Duration::from_secs(5), check).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err("no answer within 5 s".to_string()),
+    };
+    if let Err(why) = &outcome {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "healthcheck: {host}: {why}");
+    }
+    outcome.is_ok()
+}
+
+/// An error with its causes (a transport error says little at the top).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }

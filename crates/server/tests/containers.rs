@@ -388,3 +388,65 @@ async fn one_game_is_played_across_two_server_containers_sharing_one_postgresql(
         );
     }
 }
+
+#[tokio::test]
+async fn a_container_serves_tls_and_refuses_a_caller_without_a_client_certificate() {
+    use bg_testcontainers::{Certificate, ClientTlsConfig, Identity};
+    use bg_tests::certs::Authority;
+    let Some(image) = server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Authority::new(dir.path(), "service");
+    let server_pem = ca.server("server");
+    let client_pem = ca.client("site");
+    let ca_pem = std::fs::read(&ca.cert).unwrap();
+    let trust =
+        move || ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca_pem.clone()));
+    let server = image
+        .with_tls(&server_pem.cert, &server_pem.key)
+        .with_client_ca(&ca.cert)
+        .with_client_tls(trust().identity(Identity::from_pem(
+            client_pem.cert_pem(),
+            client_pem.key_pem(),
+        )))
+        .start()
+        .await
+        .expect("container starts and is SERVING over TLS");
+    assert!(server.endpoint().starts_with("https://127.0.0.1:"));
+    let mut client = server.client().await.unwrap();
+    let mut g = variant_match(
+        &mut client,
+        "standard",
+        pb::MatchSettings {
+            match_length: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    play_to_the_end(&mut client, &mut g, 7).await;
+
+    // The same port, without a client certificate, or in plain text.
+    let endpoint = tonic::transport::Endpoint::from_shared(server.endpoint())
+        .unwrap()
+        .tls_config(trust().domain_name("localhost"))
+        .unwrap();
+    let refused = tokio::spawn(async move {
+        let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+        common::variant_names(&mut pb::game_service_client::GameServiceClient::new(
+            channel,
+        ))
+        .await;
+        Ok::<_, String>(())
+    })
+    .await;
+    assert!(
+        !matches!(refused, Ok(Ok(()))),
+        "a caller without a client certificate was served"
+    );
+    let plain = server.endpoint().replace("https://", "http://");
+    let plain = tokio::spawn(async move {
+        let mut client = common::connect(&plain).await;
+        common::variant_names(&mut client).await
+    })
+    .await;
+    assert!(plain.is_err(), "a plain client was served: {plain:?}");
+}

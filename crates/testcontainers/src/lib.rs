@@ -36,6 +36,41 @@
 //! instance `registry.example/backgammond:1.2.0`) to test another one, or
 //! call [`BackgammonServer::with_image`].
 //!
+//! # TLS
+//!
+//! [`BackgammonServer::with_tls`] serves gRPC over TLS with a certificate
+//! and key of yours, [`with_client_ca`](BackgammonServer::with_client_ca)
+//! makes the server ask callers for client certificates, and
+//! [`with_client_tls`](BackgammonServer::with_client_tls) says how this
+//! module's clients (and its wait for SERVING) reach it:
+//!
+//! ```no_run
+//! use bg_testcontainers::{BackgammonServer, Certificate, ClientTlsConfig, Identity};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = BackgammonServer::default()
+//!     .with_tls("certs/server.crt", "certs/server.key")
+//!     .with_client_ca("certs/ca.crt")
+//!     .with_client_tls(
+//!         ClientTlsConfig::new()
+//!             .ca_certificate(Certificate::from_pem(std::fs::read("certs/ca.crt")?))
+//!             .identity(Identity::from_pem(
+//!                 std::fs::read("certs/client.crt")?,
+//!                 std::fs::read("certs/client.key")?,
+//!             )),
+//!     )
+//!     .start()
+//!     .await?;
+//! let mut client = server.client().await?; // https://127.0.0.1:<port>
+//! # let _ = &mut client;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The server's certificate must name `localhost` (the clients reach it
+//! on 127.0.0.1 and check that name, unless your [`ClientTlsConfig`] sets
+//! another with `domain_name`).
+//!
 //! # Docker and podman
 //!
 //! testcontainers talks the Docker API: with podman, run `podman system
@@ -63,6 +98,8 @@ use tonic::transport::{Channel, Endpoint};
 /// The generated gRPC client and messages (`backgammon.v1`).
 pub use bg_api::v1 as api;
 pub use testcontainers;
+/// tonic's TLS settings, for [`BackgammonServer::with_client_tls`].
+pub use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 /// The health service's client and messages (`grpc.health.v1`).
 pub use tonic_health::pb as health;
 
@@ -79,6 +116,9 @@ pub const DATA_DIR: &str = "/var/lib/backgammon";
 pub const USER_ID: u32 = 65532;
 /// Where [`BackgammonServer::with_token_key_file`] puts the key.
 pub const TOKEN_KEY_FILE: &str = "/etc/backgammon/token.key";
+/// Where [`BackgammonServer::with_tls`] and
+/// [`with_client_ca`](BackgammonServer::with_client_ca) put their files.
+pub const TLS_DIR: &str = "/etc/backgammon/tls";
 /// Environment variable naming the image to test, as `name:tag`.
 pub const IMAGE_ENV: &str = "BACKGAMMON_IMAGE";
 
@@ -102,6 +142,12 @@ pub enum Error {
     /// No free local port for the server.
     #[error("choosing a local port: {0}")]
     Port(#[from] std::io::Error),
+    /// A TLS file given to the module could not be read.
+    #[error("reading {path}: {source}")]
+    TlsFile {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 /// The backgammon server image, with its settings.
@@ -114,6 +160,9 @@ pub struct BackgammonServer {
     copies: Vec<CopyToContainer>,
     startup_timeout: Duration,
     host_network: bool,
+    /// The server's certificate on the host, when it serves TLS.
+    tls_cert: Option<std::path::PathBuf>,
+    client_tls: Option<ClientTlsConfig>,
 }
 
 impl Default for BackgammonServer {
@@ -131,6 +180,8 @@ impl Default for BackgammonServer {
             copies: Vec::new(),
             startup_timeout: Duration::from_secs(60),
             host_network: false,
+            tls_cert: None,
+            client_tls: None,
         }
     }
 }
@@ -216,6 +267,50 @@ impl BackgammonServer {
         self.with_env("BACKGAMMON_TOKEN_KEY_FILE", TOKEN_KEY_FILE)
     }
 
+    /// Serves gRPC over TLS with this certificate chain and private key
+    /// (PEM files on the host, copied into [`TLS_DIR`]). The certificate
+    /// must name `localhost`. Unless [`with_client_tls`](Self::with_client_tls)
+    /// says otherwise, the module's clients trust this certificate itself
+    /// (enough for a self-signed one).
+    pub fn with_tls(mut self, cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Self {
+        let (cert_in, key_in) = (
+            format!("{TLS_DIR}/server.crt"),
+            format!("{TLS_DIR}/server.key"),
+        );
+        self.copies.push(CopyToContainer::new(
+            cert.as_ref().to_path_buf(),
+            CopyTargetOptions::new(cert_in.clone()).with_mode(0o444),
+        ));
+        // Readable by the server's user; the container is a test's own.
+        self.copies.push(CopyToContainer::new(
+            key.as_ref().to_path_buf(),
+            CopyTargetOptions::new(key_in.clone()).with_mode(0o444),
+        ));
+        self.tls_cert = Some(cert.as_ref().to_path_buf());
+        self.with_env("BACKGAMMON_TLS_CERT", cert_in)
+            .with_env("BACKGAMMON_TLS_KEY", key_in)
+    }
+
+    /// Asks every caller for a client certificate signed by a CA in this
+    /// file (PEM on the host): others are refused at the handshake. Needs
+    /// [`with_tls`](Self::with_tls).
+    pub fn with_client_ca(mut self, ca: impl AsRef<Path>) -> Self {
+        let ca_in = format!("{TLS_DIR}/client-ca.crt");
+        self.copies.push(CopyToContainer::new(
+            ca.as_ref().to_path_buf(),
+            CopyTargetOptions::new(ca_in.clone()).with_mode(0o444),
+        ));
+        self.with_env("BACKGAMMON_CLIENT_CA", ca_in)
+    }
+
+    /// How the module's clients reach a server started [`with_tls`](Self::with_tls):
+    /// the CA to trust, and a client certificate for a server started
+    /// [`with_client_ca`](Self::with_client_ca).
+    pub fn with_client_tls(mut self, tls: ClientTlsConfig) -> Self {
+        self.client_tls = Some(tls);
+        self
+    }
+
     /// Runs the container in the host's network, the server listening on
     /// a free port of the host's loopback instead of a published port: for
     /// reaching services on the host's loopback, such as a test database.
@@ -246,9 +341,24 @@ impl BackgammonServer {
 
     /// Starts the container, publishing its port on 127.0.0.1 at a free
     /// port, and returns once the server reports SERVING.
-    pub async fn start(self) -> Result<RunningServer, Error> {
+    pub async fn start(mut self) -> Result<RunningServer, Error> {
         let host_port = free_local_port()?;
         let timeout = self.startup_timeout;
+        let tls = match (self.client_tls.take(), &self.tls_cert) {
+            (Some(tls), _) => Some(tls),
+            (None, Some(cert)) => {
+                let pem = std::fs::read(cert).map_err(|source| Error::TlsFile {
+                    path: cert.display().to_string(),
+                    source,
+                })?;
+                Some(
+                    ClientTlsConfig::new()
+                        .ca_certificate(Certificate::from_pem(pem))
+                        .domain_name("localhost"),
+                )
+            }
+            (None, None) => None,
+        };
         let container = if self.host_network {
             self.with_env("BACKGAMMON_LISTEN", format!("127.0.0.1:{host_port}"))
                 .with_startup_timeout(timeout)
@@ -278,6 +388,7 @@ impl BackgammonServer {
         let server = RunningServer {
             container,
             host_port,
+            tls,
         };
         server.wait_serving(timeout).await?;
         Ok(server)
@@ -326,17 +437,24 @@ impl Image for BackgammonServer {
 pub struct RunningServer {
     container: ContainerAsync<BackgammonServer>,
     host_port: u16,
+    tls: Option<ClientTlsConfig>,
 }
 
 impl RunningServer {
-    /// The server's address, e.g. `http://127.0.0.1:40123`.
+    /// The server's address, e.g. `http://127.0.0.1:40123`
+    /// (`https://` when it serves TLS).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.host_port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.host_port)
     }
 
-    /// A connected channel to the server.
+    /// A connected channel to the server (over TLS when it serves TLS).
     pub async fn channel(&self) -> Result<Channel, Error> {
-        Ok(Endpoint::from_shared(self.endpoint())?
+        let mut endpoint = Endpoint::from_shared(self.endpoint())?;
+        if let Some(tls) = &self.tls {
+            endpoint = endpoint.tls_config(tls.clone())?;
+        }
+        Ok(endpoint
             .connect_timeout(Duration::from_secs(5))
             .connect()
             .await?)
