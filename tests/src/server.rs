@@ -14,6 +14,8 @@ pub struct ServerProcess {
     pub plugin_dir: PathBuf,
     binary: PathBuf,
     extra_args: Vec<String>,
+    /// Where stderr goes, with the log filter (None: inherited, `warn`).
+    log: Option<(String, PathBuf)>,
 }
 
 impl ServerProcess {
@@ -36,12 +38,47 @@ impl ServerProcess {
             plugin_dir: plugin_dir.to_path_buf(),
             binary: binary.to_path_buf(),
             extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
+            log: None,
+        };
+        server.launch();
+        server
+    }
+
+    /// Like [`start_with`](Self::start_with), its log written to `log`
+    /// (appended to across restarts) at the `RUST_LOG` level `filter`.
+    pub fn start_logging(
+        binary: &Path,
+        plugin_dir: &Path,
+        data_dir: &Path,
+        extra_args: &[&str],
+        filter: &str,
+        log: &Path,
+    ) -> ServerProcess {
+        let mut server = ServerProcess {
+            child: None,
+            addr: String::new(),
+            data_dir: data_dir.to_path_buf(),
+            plugin_dir: plugin_dir.to_path_buf(),
+            binary: binary.to_path_buf(),
+            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
+            log: Some((filter.to_string(), log.to_path_buf())),
         };
         server.launch();
         server
     }
 
     fn launch(&mut self) {
+        let (filter, stderr) = match &self.log {
+            None => ("warn", Stdio::inherit()),
+            Some((filter, path)) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .expect("open the server's log file");
+                (filter.as_str(), Stdio::from(file))
+            }
+        };
         let mut child = Command::new(&self.binary)
             .arg("--listen")
             .arg("127.0.0.1:0")
@@ -51,10 +88,11 @@ impl ServerProcess {
             .arg(&self.data_dir)
             .args(["--plugin-scan-seconds", "0.2"])
             .args(&self.extra_args)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", filter)
+            .env("NO_COLOR", "1")
             .env("RUST_BACKTRACE", "0")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start backgammond");
         let stdout = child.stdout.take().expect("stdout");

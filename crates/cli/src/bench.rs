@@ -39,16 +39,27 @@ pub enum Mode {
     AutoRoll,
 }
 
-impl Mode {
+/// The games a load run plays: their mode, and whether their dice are
+/// verifiable (the server's default) or from the CSPRNG alone.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub mode: Mode,
+    pub verifiable_dice: bool,
+}
+
+impl Setup {
     fn settings(self) -> pb::MatchSettings {
-        match self {
+        let verifiable_dice = Some(self.verifiable_dice);
+        match self.mode {
             Mode::Classic => pb::MatchSettings {
                 auto_roll: Some(false),
+                verifiable_dice,
                 ..Default::default()
             },
             Mode::AutoRoll => pb::MatchSettings {
                 cube_max: Some(0),
                 auto_roll: Some(true),
+                verifiable_dice,
                 ..Default::default()
             },
         }
@@ -62,7 +73,7 @@ async fn play_games(
     deadline: Instant,
     games_left: Arc<AtomicU64>,
     counts: Arc<Counts>,
-    mode: Mode,
+    setup: Setup,
 ) -> Result<Vec<Duration>> {
     let mut n = 0u64;
     let mut latencies = Vec::new();
@@ -76,7 +87,7 @@ async fn play_games(
         let created = client
             .new_game(pb::NewGameRequest {
                 variant: "standard".into(),
-                settings: Some(mode.settings()),
+                settings: Some(setup.settings()),
                 ..Default::default()
             })
             .await
@@ -103,6 +114,7 @@ async fn play_games(
                             game_id,
                             expected_version: game.version,
                             request_id,
+                            dice_seed: String::new(),
                         },
                         token,
                     )?)
@@ -120,6 +132,7 @@ async fn play_games(
                             request_id,
                             notation: play,
                             moves: Vec::new(),
+                            dice_seed: String::new(),
                         },
                         token,
                     )?);
@@ -191,7 +204,7 @@ pub async fn load(
     concurrency: usize,
     games: u64,
     seconds: f64,
-    mode: Mode,
+    setup: Setup,
 ) -> Result<()> {
     let channels = channels(transport, addrs).await?;
     let duration = Duration::from_secs_f64(seconds);
@@ -207,7 +220,7 @@ pub async fn load(
                 deadline,
                 games_left.clone(),
                 counts.clone(),
-                mode,
+                setup,
             ))
         })
         .collect();
@@ -237,14 +250,15 @@ pub async fn load(
     let health_rps = checks.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
 
     println!(
-        "mode={} servers={} concurrency={concurrency} seconds={seconds} moves={moves} actions={} health_checks={}",
-        match mode {
+        "mode={} servers={} concurrency={concurrency} seconds={seconds} moves={moves} actions={} health_checks={} verifiable_dice={}",
+        match setup.mode {
             Mode::Classic => "classic",
             Mode::AutoRoll => "auto-roll",
         },
         channels.len(),
         counts.actions.load(Ordering::Relaxed),
-        checks.load(Ordering::Relaxed)
+        checks.load(Ordering::Relaxed),
+        setup.verifiable_dice,
     );
     println!(
         "roll_and_move_latency_ms p50={:.2} p90={:.2} p99={:.2} max={:.2}",
@@ -353,6 +367,7 @@ async fn next_action(
                 game_id,
                 expected_version,
                 request_id: String::new(),
+                dice_seed: String::new(),
             };
             client.roll(authorized(request, token)?).await
         }
@@ -364,6 +379,7 @@ async fn next_action(
                 request_id: String::new(),
                 notation: plays[n % plays.len()].notation.clone(),
                 moves: Vec::new(),
+                dice_seed: String::new(),
             };
             client.r#move(authorized(request, token)?).await
         }

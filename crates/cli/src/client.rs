@@ -378,6 +378,9 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
     if !game.xgid.is_empty() {
         out.push_str(&format!("xgid: {}\n", game.xgid));
     }
+    if let Some(v) = &game.verifiable_dice {
+        out.push_str(&render_verifiable_dice(v, &game.game_id));
+    }
     if let Some(d) = &game.decision {
         out.push_str(&format!(
             "decision for {}: {} [{}]\n",
@@ -411,6 +414,30 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
         out.push_str(&format!(
             "match over: {} wins\n",
             seat_name(game.match_winner)
+        ));
+    }
+    out
+}
+
+/// A match's verifiable dice: the commitment, the seats' seeds, and the
+/// server seed once revealed.
+fn render_verifiable_dice(v: &pb::VerifiableDice, game_id: &str) -> String {
+    let seed = |seed: &str, from: u64| match (seed, from) {
+        ("", _) => "none".to_string(),
+        (seed, 0) => format!("{seed:?}"),
+        (seed, from) => format!("{seed:?} (from die {from})"),
+    };
+    let mut out = format!(
+        "verifiable dice: {} thrown, commitment {}\n  seeds: white {}, black {}\n",
+        v.dice_thrown,
+        v.commitment,
+        seed(&v.white_seed, v.white_seed_from),
+        seed(&v.black_seed, v.black_seed_from)
+    );
+    if !v.server_seed.is_empty() {
+        out.push_str(&format!(
+            "  server seed (revealed): {}\n  check every die: bgctl verify {game_id}\n",
+            v.server_seed
         ));
     }
     out

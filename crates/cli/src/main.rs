@@ -7,11 +7,12 @@
 mod bench;
 mod client;
 mod offline;
+mod verify;
 mod words;
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use bg_api::v1 as pb;
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -139,6 +140,16 @@ enum Command {
         /// The same from gnubg's `POSITION_ID:MATCH_ID`.
         #[arg(long)]
         gnubg_id: Option<String>,
+        /// Verifiable dice (`true` or `false`; default: on): the server
+        /// commits to its seed now and reveals it at the end (`bgctl verify`).
+        #[arg(long)]
+        verifiable_dice: Option<bool>,
+        /// White's seed for the verifiable dice (any text).
+        #[arg(long, default_value = "")]
+        white_seed: String,
+        /// Black's seed for the verifiable dice (any text).
+        #[arg(long, default_value = "")]
+        black_seed: String,
     },
     /// Shows a game, its board drawn in the terminal.
     Show {
@@ -153,6 +164,11 @@ enum Command {
         game: String,
         #[arg(long = "as", value_enum)]
         seat: SeatArg,
+        /// Your seat's seed for the verifiable dice (once a match, any
+        /// text up to 256 bytes): the dice from this roll on depend on it
+        /// (README "Provably fair dice").
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        dice_seed: String,
     },
     /// Plays a whole turn, e.g. `bgctl move GAME --as white 13/7 8/7`.
     Move {
@@ -164,6 +180,10 @@ enum Command {
         /// The moves, in the usual notation.
         #[arg(required = true)]
         play: Vec<String>,
+        /// Your seat's seed for the verifiable dice, as with `roll` (for a
+        /// seat whose dice auto-roll throws): it applies from the next die.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        dice_seed: String,
     },
     /// Offers a double, or answers one.
     Double {
@@ -228,6 +248,18 @@ enum Command {
         #[arg(long, default_value = "")]
         black: String,
     },
+    /// Checks a finished match's verifiable dice: the server seed it
+    /// revealed hashes to the commitment published at NewGame, and every
+    /// die is the one the seeds give. Exit 0 when all match, 1 otherwise.
+    Verify {
+        /// The game id (or any start or end of it in the tokens file);
+        /// its record is read from the server.
+        #[arg(required_unless_present = "file")]
+        game: Option<String>,
+        /// Check a JSON record saved with `bgctl export` instead (offline).
+        #[arg(long, conflicts_with = "game")]
+        file: Option<PathBuf>,
+    },
     /// Lists the variant plugins in the plugin folder (offline), and the files skipped.
     Plugins,
     /// Prints the legal plays of each corpus line (offline): `POSITION_ID
@@ -291,6 +323,10 @@ enum Bench {
         /// of money games with the cube (a Roll and a Move call a turn).
         #[arg(long)]
         auto_roll: bool,
+        /// Verifiable dice in the games played (`true`, the server's
+        /// default, or `false`: dice from its CSPRNG alone).
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+        verifiable_dice: bool,
     },
     /// Plays a match on the first `--addr` and watches it on the last one
     /// (`--addr A,B`: two replicas); prints the delay from each action's
@@ -325,6 +361,13 @@ fn run() -> Result<()> {
     let transport = cli.transport();
     match cli.command {
         Command::Plugins => offline::plugins(&cli.plugin_dir),
+        Command::Verify {
+            file: Some(file), ..
+        } => {
+            let record = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            print_verified(&record)
+        }
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
         Command::Jans { variant, corpus } => offline::jans(&cli.plugin_dir, &variant, &corpus),
         Command::Bench {
@@ -342,6 +385,7 @@ fn run() -> Result<()> {
                     games,
                     seconds,
                     auto_roll,
+                    verifiable_dice,
                 },
         } => tokio::runtime::Runtime::new()?.block_on(bench::load(
             &transport?,
@@ -349,10 +393,13 @@ fn run() -> Result<()> {
             concurrency,
             games,
             seconds,
-            if auto_roll {
-                bench::Mode::AutoRoll
-            } else {
-                bench::Mode::Classic
+            bench::Setup {
+                mode: if auto_roll {
+                    bench::Mode::AutoRoll
+                } else {
+                    bench::Mode::Classic
+                },
+                verifiable_dice,
             },
         )),
         Command::Bench {
@@ -384,6 +431,16 @@ impl Cli {
             &self.addr,
         )
     }
+}
+
+/// Checks a JSON record's dice and says so; a mismatch is an error.
+fn print_verified(record: &str) -> Result<()> {
+    let verified = verify::record(record).context("NOT verified")?;
+    println!(
+        "verified: all {} dice of match {} are the ones its seeds give ({}): the server seed it revealed hashes to the commitment it published when the match was created",
+        verified.dice, verified.game_id, verified.scheme
+    );
+    Ok(())
 }
 
 /// `--addr A,B,...`: the benchmarks take several servers.
@@ -444,6 +501,9 @@ async fn run_online(
             position_id,
             xgid,
             gnubg_id,
+            verifiable_dice,
+            white_seed,
+            black_seed,
         } => {
             let start_board = position_id
                 .as_deref()
@@ -456,6 +516,7 @@ async fn run_online(
                     match_length,
                     cube_max,
                     auto_roll,
+                    verifiable_dice,
                     resignation: if resign_offers {
                         pb::ResignationMode::Offer as i32
                     } else {
@@ -467,6 +528,8 @@ async fn run_online(
                 start_board,
                 xgid: xgid.unwrap_or_default(),
                 gnubg_id: gnubg_id.unwrap_or_default(),
+                white_seed,
+                black_seed,
             };
             let response = client
                 .new_game(request)
@@ -514,6 +577,19 @@ async fn run_online(
                 .into_inner();
             print!("{}", record.text);
         }
+        Command::Verify { game, .. } => {
+            let game = game.context("give a game id, or --file")?;
+            let record = client
+                .export_match(pb::ExportMatchRequest {
+                    game_id: whole_id(&game)?,
+                    format: pb::RecordFormat::Json as i32,
+                    ..Default::default()
+                })
+                .await
+                .map_err(explain)?
+                .into_inner();
+            print_verified(&record.text)?;
+        }
         Command::Show { game } => {
             let game = client
                 .get_game(game_of(&whole_id(&game)?))
@@ -550,7 +626,7 @@ async fn run_online(
         }
         action => {
             let (game_id, seat) = match &action {
-                Command::Roll { game, seat }
+                Command::Roll { game, seat, .. }
                 | Command::Move { game, seat, .. }
                 | Command::Double { game, seat, .. }
                 | Command::Resign { game, seat, .. }
@@ -570,10 +646,18 @@ async fn run_online(
                 .await
                 .map_err(explain)?
                 .into_inner();
-            if let (Command::Roll { .. }, Some(dice)) = (&action, current.dice)
+            if let (Command::Roll { dice_seed, .. }, Some(dice)) = (&action, current.dice)
                 && current.to_act == seat.pb() as i32
                 && current.phase == pb::Phase::Move as i32
             {
+                if !dice_seed.is_empty() {
+                    anyhow::bail!(
+                        "{}'s dice are already thrown ({}-{}), so this roll cannot carry your seed: give it with your move (`bgctl move ... --dice-seed`) or your next roll",
+                        seat.name(),
+                        dice.die1,
+                        dice.die2
+                    );
+                }
                 // Auto-roll (or the opening throw) has thrown for this seat.
                 print!("{}", render(&current));
                 println!(
@@ -589,19 +673,22 @@ async fn run_online(
             let version = current.version;
             let request_id = uuid_like();
             let game = match action {
-                Command::Roll { .. } => {
+                Command::Roll { dice_seed, .. } => {
                     client
                         .roll(authorized(
                             pb::RollRequest {
                                 game_id,
                                 expected_version: version,
                                 request_id,
+                                dice_seed,
                             },
                             &token,
                         )?)
                         .await
                 }
-                Command::Move { play, .. } => {
+                Command::Move {
+                    play, dice_seed, ..
+                } => {
                     client
                         .r#move(authorized(
                             pb::MoveRequest {
@@ -610,6 +697,7 @@ async fn run_online(
                                 request_id,
                                 notation: play.join(" "),
                                 moves: Vec::new(),
+                                dice_seed,
                             },
                             &token,
                         )?)

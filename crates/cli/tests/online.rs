@@ -590,3 +590,139 @@ fn bgctl_speaks_tls_and_presents_its_client_certificate() {
         "{contradiction:?}"
     );
 }
+
+/// `bgctl verify`: a match in progress is not yet verifiable (its seed is
+/// secret); a finished one verifies from the server and from its saved
+/// record; a record whose dice were changed, even with the events told
+/// to match, is caught and the die named.
+#[test]
+fn bgctl_verify_checks_every_die_of_a_finished_match_and_names_a_tampered_one() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let run = |args: &[&str]| ok(bgctl(&server, &tokens, args));
+
+    let created = run(&["new", "--match", "3", "--black-seed", "black's seed"]);
+    let game = field(&created, "game id:").to_string();
+    assert!(
+        created.contains("verifiable dice: 2 thrown, commitment "),
+        "{created}"
+    );
+    assert!(
+        created.contains(r#"seeds: white none, black "black's seed""#),
+        "{created}"
+    );
+    let starter = field(&created, "to act:").to_string();
+    let mut args = vec![
+        "move".to_string(),
+        game.clone(),
+        "--as".into(),
+        starter.clone(),
+    ];
+    args.extend(first_play(&created));
+    run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let second = other(&starter);
+    let rolled = bgctl(
+        &server,
+        &tokens,
+        &[
+            "roll",
+            &game,
+            "--as",
+            second,
+            "--dice-seed",
+            "second's seed",
+        ],
+    );
+    if second == "black" {
+        // Black gave its seed at NewGame: one a match.
+        let error = String::from_utf8_lossy(&rolled.stderr);
+        assert!(error.contains("black has given a seed already"), "{error}");
+        run(&["roll", &game, "--as", second]);
+    } else {
+        let rolled = ok(rolled);
+        assert!(
+            rolled.contains(r#"seeds: white "second's seed" (from die 2)"#),
+            "{rolled}"
+        );
+    }
+
+    // Not over: the seed is secret, nothing can be verified yet.
+    let early = bgctl(&server, &tokens, &["verify", &game]);
+    assert_eq!(early.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&early.stderr);
+    assert!(error.contains("is not over"), "{error}");
+
+    // Resignations end the match (each worth 2 or 3 points).
+    let mut shown = String::new();
+    for _ in 0..3 {
+        shown = run(&["show", &game]);
+        if shown.contains("match over") {
+            break;
+        }
+        let to_act = field(&shown, "to act:").to_string();
+        shown = run(&["resign", &game, "--as", &to_act]);
+    }
+    assert!(shown.contains("match over"), "{shown}");
+    assert!(shown.contains("server seed (revealed): "), "{shown}");
+
+    let verified = run(&["verify", &game]);
+    assert!(verified.starts_with("verified: all "), "{verified}");
+    assert!(verified.contains(&game), "{verified}");
+
+    // Offline, from the saved record; then with one die changed.
+    let saved = dir.path().join("match.json");
+    std::fs::write(&saved, run(&["export", &game])).unwrap();
+    let verified = run(&["verify", "--file", saved.to_str().unwrap()]);
+    assert!(verified.starts_with("verified: all "), "{verified}");
+
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let (at, die) = tamper_last_roll(&mut record);
+    std::fs::write(&saved, record.to_string()).unwrap();
+    let refused = bgctl(
+        &server,
+        &tokens,
+        &["verify", "--file", saved.to_str().unwrap()],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(error.starts_with("bgctl: NOT verified"), "{error}");
+    assert!(
+        error.contains(&format!("die {at} (counting from 0) was {die}")),
+        "{error}"
+    );
+}
+
+/// Changes the first die of the record's last rolled throw, in the
+/// action's dice and in its event alike (as a server rewriting history
+/// would): the die's number in the match and its new value.
+fn tamper_last_roll(record: &mut serde_json::Value) -> (usize, u64) {
+    let actions = record["actions"].as_array_mut().unwrap();
+    let mut before = 0;
+    let mut target = None;
+    for (i, action) in actions.iter().enumerate() {
+        let thrown = action["dice"].as_array().map_or(0, Vec::len);
+        let rolled = action["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["event"] == "rolled");
+        if rolled && thrown == 2 {
+            target = Some((i, before));
+        }
+        before += thrown;
+    }
+    let (i, at) = target.expect("a roll in the match");
+    let action = &mut actions[i];
+    let die = action["dice"][0].as_u64().unwrap() % 6 + 1;
+    action["dice"][0] = die.into();
+    let second = action["dice"][1].clone();
+    for event in action["events"].as_array_mut().unwrap() {
+        if event["event"] == "rolled" {
+            event["dice"]["d1"] = die.into();
+            event["dice"]["d2"] = second.clone();
+        }
+    }
+    (at, die)
+}

@@ -118,6 +118,27 @@ fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
             Some(FirstMove::OpeningRoll) => pb::FirstMove::OpeningRoll,
         } as i32,
         auto_roll: s.auto_roll,
+        // The game's own: set from its dice by the snapshot.
+        verifiable_dice: None,
+    }
+}
+
+/// What a snapshot shows of a match's verifiable dice: the server seed
+/// only once the match is over.
+pub fn verifiable_dice(dice: &bg_fair_dice::FairDice, over: bool) -> pb::VerifiableDice {
+    pb::VerifiableDice {
+        scheme: bg_fair_dice::SCHEME.to_string(),
+        commitment: dice.server.commitment(),
+        white_seed: dice.seeds.white.seed.clone(),
+        white_seed_from: dice.seeds.white.from,
+        black_seed: dice.seeds.black.seed.clone(),
+        black_seed_from: dice.seeds.black.from,
+        server_seed: if over {
+            dice.server.to_hex()
+        } else {
+            String::new()
+        },
+        dice_thrown: dice.thrown,
     }
 }
 
@@ -362,6 +383,8 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
         } else {
             String::new()
         },
+        // The game's own: set from its dice by the snapshot.
+        verifiable_dice: None,
         legal_plays: legal
             .iter()
             .map(|lp| play_out(&lp.play, standard.then_some((&lp.result, m.turn))))

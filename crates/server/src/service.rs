@@ -60,6 +60,7 @@ impl<S: GameStore> Service<S> {
             request_id: request_id.to_string(),
             fingerprint: fingerprint(method, &canonical),
             command,
+            dice_seed: request.get_ref().dice_seed().to_string(),
         };
         let span = tracing::info_span!("action", %game_id, method, request_id);
         Ok(Response::new(
@@ -74,10 +75,12 @@ trait ActionRequest: prost::Message + Sized {
     fn target(&self) -> (&str, u64, &str);
     /// The same request, for the game spelled `game_id`.
     fn for_game(&self, game_id: &str) -> Self;
+    /// The seat's seed for the verifiable dice it carries (Roll and Move).
+    fn dice_seed(&self) -> &str;
 }
 
 macro_rules! action_requests {
-    ($($message:ty),*) => {$(
+    ($($message:ty => |$r:ident| $seed:expr),*) => {$(
         impl ActionRequest for $message {
             fn target(&self) -> (&str, u64, &str) {
                 (&self.game_id, self.expected_version, &self.request_id)
@@ -85,16 +88,20 @@ macro_rules! action_requests {
             fn for_game(&self, game_id: &str) -> Self {
                 Self { game_id: game_id.to_string(), ..self.clone() }
             }
+            fn dice_seed(&self) -> &str {
+                let $r = self;
+                $seed
+            }
         }
     )*};
 }
 
 action_requests!(
-    pb::RollRequest,
-    pb::MoveRequest,
-    pb::DoubleRequest,
-    pb::ResignRequest,
-    pb::DecideRequest
+    pb::RollRequest => |r| &r.dice_seed,
+    pb::MoveRequest => |r| &r.dice_seed,
+    pb::DoubleRequest => |_r| "",
+    pb::ResignRequest => |_r| "",
+    pb::DecideRequest => |_r| ""
 );
 
 type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::GameUpdate, Status>> + Send>>;

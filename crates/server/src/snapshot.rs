@@ -9,9 +9,16 @@
 //! changing these types means a new format version, with a migration
 //! from the older ones in [`decode`].
 //!
-//! **Format 2** (the current one): `{"format": 2, "match": MATCH}`, where
-//! MATCH is the object described by [`v1::Match`], with the settings'
-//! `auto_roll`.
+//! **Format 3** (the current one): `{"format": 3, "match": MATCH, "dice":
+//! DICE}`, where MATCH is the object described by [`v1::Match`], with the
+//! settings' `auto_roll`, and DICE, left out for a match whose dice come
+//! from the server's CSPRNG alone, is [`v1::FairDice`]: the secret server
+//! seed of a match with verifiable dice, the seats' seeds and the dice
+//! thrown so far. The server seed is in the stored game only: snapshots
+//! sent to clients show it once the match is over.
+//!
+//! **Format 2**: the same without `dice` (every game before verifiable
+//! dice).
 //!
 //! **Format 1**: the same without `auto_roll` (games made before it: read
 //! with auto-roll off, as they were played).
@@ -27,9 +34,10 @@
 
 use bg_engine::Board;
 use bg_engine::game::Match;
+use bg_fair_dice::{FairDice, SeatSeeds, ServerSeed, Side};
 
 /// The format written.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// Why a stored snapshot cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -44,28 +52,40 @@ pub enum SnapshotError {
     Invalid(String),
 }
 
-/// A match as stored (format 2).
-pub fn encode(game: &Match) -> Result<String, serde_json::Error> {
+/// A match as stored (format 3), with its verifiable dice if it has them.
+pub fn encode(game: &Match, dice: Option<&FairDice>) -> Result<String, serde_json::Error> {
     serde_json::to_string(&Envelope {
         format: FORMAT,
         game: v1::Match::from(game),
+        dice: dice.map(v1::FairDice::from),
     })
 }
 
-/// A stored match, in any format this server knows.
-pub fn decode(text: &str) -> Result<Match, SnapshotError> {
+/// A stored match, in any format this server knows, and its verifiable
+/// dice if it has them.
+pub fn decode(text: &str) -> Result<(Match, Option<FairDice>), SnapshotError> {
     let value: serde_json::Value = serde_json::from_str(text)?;
-    let stored = match value.get("format") {
+    let (stored, dice) = match value.get("format") {
         // Format 0: the match alone.
-        None => serde_json::from_value::<v1::Match>(value)?,
+        None => (serde_json::from_value::<v1::Match>(value)?, None),
         Some(format) => match format.as_u64() {
-            // Format 1 lacks `auto_roll`, read as off.
-            Some(1 | 2) => serde_json::from_value::<Envelope>(value)?.game,
+            // Format 1 lacks `auto_roll`, read as off; 1 and 2 lack `dice`.
+            Some(1..=3) => {
+                let envelope = serde_json::from_value::<Envelope>(value)?;
+                (envelope.game, envelope.dice)
+            }
             Some(newer) if newer > u64::from(FORMAT) => return Err(SnapshotError::Newer(newer)),
             _ => return Err(SnapshotError::Invalid(format!("format {format}"))),
         },
     };
-    Match::try_from(stored).map_err(SnapshotError::Invalid)
+    let dice = dice
+        .map(FairDice::try_from)
+        .transpose()
+        .map_err(SnapshotError::Invalid)?;
+    Ok((
+        Match::try_from(stored).map_err(SnapshotError::Invalid)?,
+        dice,
+    ))
 }
 
 /// Where a match starts: a position every game starts from, or a match
@@ -112,6 +132,40 @@ pub fn decode_start(text: &str) -> Result<Start, SnapshotError> {
     ))
 }
 
+impl From<&FairDice> for v1::FairDice {
+    fn from(dice: &FairDice) -> v1::FairDice {
+        v1::FairDice {
+            scheme: bg_fair_dice::SCHEME.to_string(),
+            server_seed: dice.server.to_hex(),
+            white_seed: dice.seeds.white.seed.clone(),
+            white_seed_from: dice.seeds.white.from,
+            black_seed: dice.seeds.black.seed.clone(),
+            black_seed_from: dice.seeds.black.from,
+            thrown: dice.thrown,
+        }
+    }
+}
+
+impl TryFrom<v1::FairDice> for FairDice {
+    type Error = String;
+
+    fn try_from(stored: v1::FairDice) -> Result<FairDice, String> {
+        if stored.scheme != bg_fair_dice::SCHEME {
+            return Err(format!("unknown dice scheme {:?}", stored.scheme));
+        }
+        let mut seeds = SeatSeeds::default();
+        seeds
+            .give(Side::White, &stored.white_seed, stored.white_seed_from)
+            .and_then(|()| seeds.give(Side::Black, &stored.black_seed, stored.black_seed_from))
+            .map_err(|e| e.to_string())?;
+        Ok(FairDice {
+            server: ServerSeed::from_hex(&stored.server_seed).map_err(|e| e.to_string())?,
+            seeds,
+            thrown: stored.thrown,
+        })
+    }
+}
+
 /// A start position as stored.
 pub fn encode_board(board: &Board) -> Result<String, serde_json::Error> {
     serde_json::to_string(&v1::Board::from(board))
@@ -127,12 +181,35 @@ struct Envelope {
     format: u32,
     #[serde(rename = "match")]
     game: v1::Match,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dice: Option<v1::FairDice>,
 }
 
 /// The types of format 2 (and 1, 0: without `auto_roll`). Never change
 /// them: add a format.
 pub mod v1 {
     use serde::{Deserialize, Serialize};
+
+    fn is_zero(n: &u64) -> bool {
+        *n == 0
+    }
+
+    /// A match's verifiable dice (format 3): the scheme, the secret
+    /// server seed (hex), the seats' seeds and the dice thrown so far.
+    #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+    pub struct FairDice {
+        pub scheme: String,
+        pub server_seed: String,
+        pub white_seed: String,
+        /// The first die the white seed applies to (0 when given at
+        /// NewGame).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        pub white_seed_from: u64,
+        pub black_seed: String,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        pub black_seed_from: u64,
+        pub thrown: u64,
+    }
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
     #[serde(rename_all = "lowercase")]
@@ -603,7 +680,9 @@ mod tests {
 
     #[test]
     fn a_snapshot_of_the_previous_format_is_read() {
-        let game = decode(FORMAT_0).unwrap();
+        let (game, dice) = decode(FORMAT_0).unwrap();
+        // Before verifiable dice: the CSPRNG's.
+        assert_eq!(dice, None);
         assert_eq!(game.phase, bg_engine::game::Phase::Move);
         assert_eq!(game.dice, Some(bg_engine::Dice::new(5, 4).unwrap()));
         assert_eq!(game.settings.cube, bg_engine::game::CubeLimit::Max(64));
@@ -611,13 +690,15 @@ mod tests {
         // Auto-roll did not exist: the game is played without it.
         assert_eq!(game.settings.auto_roll, Some(false));
         // Written again, it is the current format, and reads back the same.
-        let again = encode(&game).unwrap();
-        assert!(again.starts_with(r#"{"format":2,"match":{"#), "{again}");
-        assert_eq!(decode(&again).unwrap(), game);
+        let again = encode(&game, None).unwrap();
+        assert!(again.starts_with(r#"{"format":3,"match":{"#), "{again}");
+        assert_eq!(decode(&again).unwrap(), (game.clone(), None));
         let format_1 = format!(r#"{{"format":1,"match":{FORMAT_0}}}"#);
-        assert_eq!(decode(&format_1).unwrap(), game);
+        assert_eq!(decode(&format_1).unwrap().0, game);
+        let format_2 = format!(r#"{{"format":2,"match":{FORMAT_0}}}"#);
+        assert_eq!(decode(&format_2).unwrap().0, game);
 
-        let oldest = decode(FORMAT_0_OLDEST).unwrap();
+        let (oldest, _) = decode(FORMAT_0_OLDEST).unwrap();
         assert_eq!(oldest.settings.auto_doubles, 0);
         assert!(!oldest.decision_after_play);
         assert_eq!(oldest.declined, Some((bg_engine::Seat::White, 1)));
@@ -625,20 +706,42 @@ mod tests {
         assert_eq!(oldest.resignation.map(|r| r.level), Some(2));
     }
 
-    /// Format 2 is pinned: the same match always writes the same text. A
+    /// Format 3 is pinned: the same match always writes the same text. A
     /// change here means a new format (and a migration in `decode`).
     #[test]
-    fn format_2_is_the_format_0_match_with_auto_roll_in_an_envelope() {
-        let mut game = decode(FORMAT_0).unwrap();
+    fn format_3_is_the_format_0_match_with_auto_roll_and_its_dice_in_an_envelope() {
+        let (mut game, _) = decode(FORMAT_0).unwrap();
         game.settings.auto_roll = Some(true);
         let with_auto_roll = FORMAT_0.replace(
             r#""first_move":"loser"}"#,
             r#""first_move":"loser","auto_roll":true}"#,
         );
         assert_eq!(
-            encode(&game).unwrap(),
-            format!(r#"{{"format":2,"match":{with_auto_roll}}}"#)
+            encode(&game, None).unwrap(),
+            format!(r#"{{"format":3,"match":{with_auto_roll}}}"#)
         );
+        let mut dice = FairDice {
+            server: ServerSeed([0xab; 32]),
+            seeds: SeatSeeds::new("w", "").unwrap(),
+            thrown: 12,
+        };
+        let text = encode(&game, Some(&dice)).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"format":3,"match":{with_auto_roll},"dice":{{"scheme":"hmac-sha256/v1","server_seed":"{}","white_seed":"w","black_seed":"","thrown":12}}}}"#,
+                "ab".repeat(32)
+            )
+        );
+        assert_eq!(decode(&text).unwrap(), (game.clone(), Some(dice.clone())));
+        // A seed given with a roll keeps the die it applies from.
+        dice.give_seed(bg_fair_dice::Side::Black, "b").unwrap();
+        let text = encode(&game, Some(&dice)).unwrap();
+        assert!(
+            text.ends_with(r#""black_seed":"b","black_seed_from":12,"thrown":12}}"#),
+            "{text}"
+        );
+        assert_eq!(decode(&text).unwrap(), (game, Some(dice)));
     }
 
     #[test]
@@ -653,6 +756,12 @@ mod tests {
             "",
             &FORMAT_0.replace(r#""d1":5"#, r#""d1":9"#),
             &FORMAT_0.replace(r#""turn":"white""#, r#""turn":"green""#),
+            &format!(
+                r#"{{"format":3,"match":{FORMAT_0},"dice":{{"scheme":"md5","server_seed":"00","white_seed":"","black_seed":"","thrown":0}}}}"#
+            ),
+            &format!(
+                r#"{{"format":3,"match":{FORMAT_0},"dice":{{"scheme":"hmac-sha256/v1","server_seed":"00","white_seed":"","black_seed":"","thrown":0}}}}"#
+            ),
         ] {
             assert!(decode(damaged).is_err(), "{damaged}");
         }

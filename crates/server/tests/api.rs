@@ -473,6 +473,7 @@ async fn every_acknowledged_action_survives_sigkill() {
                 game_id: h.id(),
                 expected_version: stored.version + 100,
                 request_id: String::new(),
+                dice_seed: String::new(),
             },
             h.to_act_token(),
         ))

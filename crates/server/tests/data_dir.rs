@@ -339,11 +339,16 @@ async fn a_game_stored_in_the_previous_format_plays_on() {
 
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
-    still_playable(&mut client, &g).await;
+    // Made before verifiable dice: played on with dice from the CSPRNG.
+    let mut before = g.clone();
+    before.game.verifiable_dice = None;
+    before.game.settings.as_mut().unwrap().verifiable_dice = Some(false);
+    still_playable(&mut client, &before).await;
     drop(client);
     fixture.server.kill();
     let written = stored_state(&fixture, &g.id()).await;
-    assert!(written.starts_with(r#"{"format":2,"match":"#), "{written}");
+    assert!(written.starts_with(r#"{"format":3,"match":"#), "{written}");
+    assert!(!written.contains(r#""dice""#), "{written}");
     // Made before auto-roll: played on without it.
     assert!(written.contains(r#""auto_roll":false"#), "{written}");
 }
@@ -357,7 +362,7 @@ async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
     let mut client = connect(&fixture.server.addr).await;
     let g = game_with_a_move(&mut client).await;
     fixture.server.kill();
-    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 3)").await;
+    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 4)").await;
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     let status = client

@@ -163,6 +163,7 @@ fn roll_with_header(g: &Game, authorization: &str) -> Request<pb::RollRequest> {
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),
+        dice_seed: String::new(),
     });
     request
         .metadata_mut()

@@ -99,6 +99,7 @@ async fn the_counters_move_as_a_game_is_played() {
             game_id: g.id(),
             expected_version: g.game.version,
             request_id: String::new(),
+            dice_seed: String::new(),
         },
         g.token_of(other(g.game.to_act)),
     );

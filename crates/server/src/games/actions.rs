@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bg_api::v1 as pb;
 use bg_engine::Seat;
 use bg_engine::game::{Command, Event, Match};
+use bg_fair_dice::{FairDice, Side};
 use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError};
 use tonic::Code;
 
@@ -28,6 +29,9 @@ pub struct Action {
     /// The command, or why the request does not make one (told only to
     /// the seat's own token holder).
     pub command: Result<Command, ApiError>,
+    /// The seat's seed for the verifiable dice, given with a roll or a
+    /// move (empty: none).
+    pub dice_seed: String,
 }
 
 /// What an action comes to on one copy of the game.
@@ -150,11 +154,15 @@ impl<S: GameStore> Games<S> {
                 },
             );
         }
+        let fair = match with_seed(live.dice.clone(), seat, &action.dice_seed) {
+            Ok(fair) => fair,
+            Err(e) => return Judged::Answer(Err(e)),
+        };
         let mut game = live.game.clone();
-        let (applied, thrown) = {
-            let mut dice = Recorded::new(ServerDice(rand::rng()));
+        let (applied, thrown, fair) = {
+            let mut dice = Recorded::new(ServerDice::new(fair));
             let applied = game.apply(seat, command, &live.rules, &mut dice);
-            (applied, dice.thrown)
+            (applied, dice.thrown, dice.source.fair)
         };
         let events = match applied {
             Ok(events) if !events.is_empty() => events,
@@ -167,13 +175,16 @@ impl<S: GameStore> Games<S> {
                             self.answer_again(live, &previous, &action.fingerprint)
                                 .await
                         }
-                        Ok(None) => answer.map_err(ApiError::from).and_then(|_| live.snapshot()),
+                        Ok(None) => answer
+                            .map_err(ApiError::from)
+                            .and_then(|_| unchanged(live, &action.dice_seed)),
                         Err(e) => Err(e),
                     },
                 );
             }
         };
-        match next_version(live, game, seat, command, thrown, events) {
+        let seeded = (game, fair, action.dice_seed.as_str());
+        match next_version(live, seeded, seat, command, thrown, events) {
             Ok((next, entry)) => Judged::Apply(next, entry),
             Err(e) => Judged::Answer(Err(e)),
         }
@@ -247,10 +258,45 @@ impl<S: GameStore> Games<S> {
     }
 }
 
+/// The answer to an action that changed nothing (a second Roll in one
+/// turn): the game as it is, unless the action carried a seed, which it
+/// cannot keep without a new version.
+fn unchanged(live: &Live, dice_seed: &str) -> Result<pb::Game, ApiError> {
+    if !dice_seed.is_empty() {
+        return Err(ApiError::invalid(
+            "dice_seed",
+            "this turn's dice are thrown already, so this roll cannot carry a seed: \
+             give it with the move, or with a later roll",
+        ));
+    }
+    live.snapshot()
+}
+
+/// The match's dice with the seat's seed given in the action, if any: it
+/// applies from the action's first die. Kept only if the action is.
+fn with_seed(dice: Option<FairDice>, seat: Seat, seed: &str) -> Result<Option<FairDice>, ApiError> {
+    if seed.is_empty() {
+        return Ok(dice);
+    }
+    let Some(mut dice) = dice else {
+        return Err(ApiError::invalid(
+            "dice_seed",
+            "this match's dice are not verifiable: it takes no seed",
+        ));
+    };
+    let side = match seat {
+        Seat::White => Side::White,
+        Seat::Black => Side::Black,
+    };
+    dice.give_seed(side, seed)
+        .map_err(|e| ApiError::invalid("dice_seed", e.to_string()))?;
+    Ok(Some(dice))
+}
+
 /// The copy of the game after an action, and the action's log entry.
 fn next_version(
     live: &Live,
-    game: Match,
+    (game, dice, dice_seed): (Match, Option<FairDice>, &str),
     seat: Seat,
     command: &Command,
     thrown: Vec<u8>,
@@ -258,11 +304,19 @@ fn next_version(
 ) -> Result<(Live, LogEntry), ApiError> {
     let mut record = live.record.clone();
     record.version = live.record.version + 1;
-    record.state = snapshot::encode(&game).map_err(unserialisable)?;
-    let (entry, last_events) = entry(record.version, Some(seat), Some(command), thrown, events)?;
+    record.state = snapshot::encode(&game, dice.as_ref()).map_err(unserialisable)?;
+    let (entry, last_events) = entry(
+        record.version,
+        Some(seat),
+        Some(command),
+        thrown,
+        dice_seed,
+        events,
+    )?;
     let next = Live {
         record,
         game,
+        dice,
         rules: live.rules.clone(),
         last_events,
         stale: false,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use bg_api::v1 as pb;
 use bg_engine::LegalPlay;
 use bg_engine::game::{GameError, Match, Phase, Rules, RulesError, RulesErrorKind, Scoreboard};
+use bg_fair_dice::FairDice;
 use bg_plugin_host::VariantRules;
 use bg_store::{GameRecord, GameStore};
 use bg_variant_api::Capabilities;
@@ -29,6 +30,10 @@ pub(super) struct Live {
     pub(super) record: GameRecord,
     pub(super) game: Match,
     pub(super) rules: VariantRules,
+    /// The match's verifiable dice (None: dice from the CSPRNG alone).
+    /// Holds the secret server seed: never logged, shown only through
+    /// [`Live::snapshot`], which hides it until the match is over.
+    pub(super) dice: Option<FairDice>,
     /// The events of the action that made this version.
     pub(super) last_events: Vec<pb::GameEvent>,
     /// A write of this game failed, or lost to another writer: the store
@@ -110,6 +115,13 @@ impl Live {
             &view.legal,
         );
         game.scoreboard = view.scoreboard.as_ref().map(convert::scoreboard);
+        if let Some(settings) = &mut game.settings {
+            settings.verifiable_dice = Some(self.dice.is_some());
+        }
+        game.verifiable_dice = self
+            .dice
+            .as_ref()
+            .map(|dice| convert::verifiable_dice(dice, self.game.phase == Phase::MatchOver));
         Ok(game)
     }
 }
@@ -195,7 +207,7 @@ impl<S: GameStore> Games<S> {
         }
         let options: BTreeMap<String, String> =
             serde_json::from_str(&record.options).map_err(corrupt)?;
-        let game: Match = snapshot::decode(&record.state).map_err(|e| match e {
+        let (game, dice): (Match, _) = snapshot::decode(&record.state).map_err(|e| match e {
             // Not damage: a newer server wrote it.
             snapshot::SnapshotError::Newer(_) => ApiError::new(
                 Code::FailedPrecondition,
@@ -231,6 +243,7 @@ impl<S: GameStore> Games<S> {
             rules,
             record,
             game,
+            dice,
             last_events,
             stale: false,
         };

@@ -3,10 +3,12 @@
 //! acted, the command, the dice thrown), so that a game can be rebuilt as
 //! it stood at any version (see `history`).
 //!
-//! An entry is JSON: `{"by": SEAT, "do": COMMAND, "dice": [..], "events":
-//! [..]}`, the seat, command and events in the engine's own serde form
-//! (seats "white"/"black", commands tagged `command`, events tagged
-//! `event`), the dice as thrown, in order. The game's creation (the
+//! An entry is JSON: `{"by": SEAT, "do": COMMAND, "dice": [..],
+//! "dice_seed": TEXT, "events": [..]}`, the seat, command and events in the
+//! engine's own serde form (seats "white"/"black", commands tagged
+//! `command`, events tagged `event`), the dice as thrown, in order, and the
+//! seed a seat gave with a roll for the verifiable dice (left out when
+//! none). The game's creation (the
 //! first version) has no `by` nor `do`. A move leaves `do` out when the first event is
 //! that very move (as the engine logs every move): the command is read
 //! from it, which saves a third of a move's entry.
@@ -37,6 +39,9 @@ pub(super) struct Logged {
     /// The dice thrown during the action, in the order thrown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dice: Vec<u8>,
+    /// The seat's seed for the verifiable dice, given with the action.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub dice_seed: String,
     pub events: Vec<Event>,
 }
 
@@ -74,6 +79,15 @@ impl Entry {
         match self {
             Entry::Logged(logged) => logged.by,
             Entry::Old(_) => None,
+        }
+    }
+
+    /// The dice thrown in the action, in order (an old entry's are not
+    /// logged).
+    pub(super) fn dice(&self) -> &[u8] {
+        match self {
+            Entry::Logged(logged) => &logged.dice,
+            Entry::Old(_) => &[],
         }
     }
 
@@ -116,6 +130,7 @@ pub(super) fn entry(
     by: Option<Seat>,
     command: Option<&Command>,
     dice: Vec<u8>,
+    dice_seed: &str,
     events: Vec<Event>,
 ) -> Result<(LogEntry, Vec<pb::GameEvent>), ApiError> {
     let api = api_events(&events);
@@ -125,6 +140,7 @@ pub(super) fn entry(
         by,
         command: command.cloned(),
         dice,
+        dice_seed: dice_seed.to_string(),
         events,
     };
     let text = serde_json::to_string(&logged).map_err(unserialisable)?;
@@ -192,7 +208,7 @@ pub(super) fn updates_from(
 
 /// Dice from another source, written down as they are thrown.
 pub(super) struct Recorded<D> {
-    source: D,
+    pub source: D,
     pub thrown: Vec<u8>,
 }
 
@@ -284,7 +300,7 @@ mod tests {
             seat: Seat::White,
             play,
         }];
-        let (entry, _) = entry(5, Some(Seat::White), Some(&moved), vec![], events).unwrap();
+        let (entry, _) = entry(5, Some(Seat::White), Some(&moved), vec![], "", events).unwrap();
         assert!(!entry.text.contains("\"do\""), "{}", entry.text);
         let Entry::Logged(logged) = Entry::read(&entry).unwrap() else {
             panic!("a logged entry")
@@ -309,6 +325,7 @@ mod tests {
             Some(Seat::Black),
             Some(&Command::Roll),
             vec![6, 1],
+            "",
             events,
         )
         .unwrap()

@@ -16,6 +16,8 @@ use crate::error::ApiError;
 struct Action {
     version: u64,
     by: Option<Seat>,
+    /// The dice thrown in the action, in order.
+    dice: Vec<u8>,
     events: Vec<Event>,
 }
 
@@ -40,10 +42,17 @@ impl<S: GameStore> Games<S> {
             name(&request.black_name, "Black", "black_name")?,
         ];
         let slot = self.slot(game_id);
-        let (record, settings) = {
+        let (record, settings, proof) = {
             let mut guard = slot.live.lock().await;
             let live = self.fresh(&slot, &mut guard, game_id).await?;
-            (live.record.clone(), live.game.settings.clone())
+            let over = live.game.phase == bg_engine::game::Phase::MatchOver;
+            (
+                live.record.clone(),
+                live.game.settings.clone(),
+                live.dice
+                    .as_ref()
+                    .map(|dice| crate::convert::verifiable_dice(dice, over)),
+            )
         };
         let log = self
             .store
@@ -58,6 +67,7 @@ impl<S: GameStore> Games<S> {
                 Ok(Action {
                     version: e.version,
                     by: entry.by(),
+                    dice: entry.dice().to_vec(),
                     events: entry.events()?,
                 })
             })
@@ -92,7 +102,10 @@ impl<S: GameStore> Games<S> {
                 })?;
                 (text, extension)
             }
-            _ => (json_record(&record, &settings, &actions)?, "json"),
+            _ => (
+                json_record(&record, &settings, proof.as_ref(), &actions)?,
+                "json",
+            ),
         };
         Ok(pb::ExportMatchResponse {
             version: record.version,
@@ -163,6 +176,7 @@ fn name<'a>(given: &'a str, default: &'a str, field: &'static str) -> Result<&'a
 fn json_record(
     record: &bg_store::GameRecord,
     settings: &bg_engine::game::MatchSettings,
+    proof: Option<&pb::VerifiableDice>,
     actions: &[Action],
 ) -> Result<String, ApiError> {
     let options: serde_json::Value = serde_json::from_str(&record.options).map_err(corrupt)?;
@@ -176,6 +190,7 @@ fn json_record(
             json!({
                 "version": a.version,
                 "by": a.by,
+                "dice": a.dice,
                 "events": a.events,
             })
         })
@@ -190,6 +205,19 @@ fn json_record(
         "settings": settings,
         "start_board": start_board,
         "version": record.version,
+        // The match's verifiable dice (null without them): every die it
+        // threw is in the actions' "dice", in order; the server seed is
+        // there once the match is over.
+        "verifiable_dice": proof.map(|p| json!({
+            "scheme": p.scheme,
+            "commitment": p.commitment,
+            "white_seed": p.white_seed,
+            "white_seed_from": p.white_seed_from,
+            "black_seed": p.black_seed,
+            "black_seed_from": p.black_seed_from,
+            "server_seed": p.server_seed,
+            "dice_thrown": p.dice_thrown,
+        })),
         "actions": actions,
     });
     serde_json::to_string_pretty(&value).map_err(corrupt)

@@ -14,6 +14,7 @@
 //! has moved on: the store keeps the version an action produced, not its
 //! answer (the answer is most of an action's bytes).
 
+use bg_engine::Seat;
 use bg_engine::game::{DiceSource, Match};
 use bg_store::GameStore;
 use tonic::Code;
@@ -61,6 +62,8 @@ impl<S: GameStore> Games<S> {
             .await
             .map_err(ApiError::store)?;
         let mut game: Option<Match> = None;
+        // Every die of the match is logged: the dice thrown by `version`.
+        let mut thrown = 0u64;
         let mut last_events = Vec::new();
         let mut reached = 0;
         for (n, stored) in log.iter().take_while(|e| e.version <= version).enumerate() {
@@ -75,6 +78,7 @@ impl<S: GameStore> Games<S> {
             let Entry::Logged(logged) = &entry else {
                 return Err(not_rebuilt(version, "its log predates logged commands"));
             };
+            thrown += logged.dice.len() as u64;
             let mut dice = Rethrown::new(logged.dice.clone());
             let events = match (&mut game, logged.by, &logged.command()) {
                 (None, None, None) => {
@@ -107,10 +111,30 @@ impl<S: GameStore> Games<S> {
         };
         let mut record = live.record.clone();
         record.version = version;
-        record.state = snapshot::encode(&game).map_err(unserialisable)?;
+        // The seeds as they were: one a seat gave after `version` is not.
+        let mut later_seeds = Vec::new();
+        for stored in log.iter().filter(|e| e.version > version) {
+            if let Entry::Logged(logged) = Entry::read(stored)?
+                && !logged.dice_seed.is_empty()
+            {
+                later_seeds.extend(logged.by);
+            }
+        }
+        let dice = live.dice.clone().map(|mut dice| {
+            dice.thrown = thrown;
+            for seat in later_seeds {
+                match seat {
+                    Seat::White => dice.seeds.white = Default::default(),
+                    Seat::Black => dice.seeds.black = Default::default(),
+                }
+            }
+            dice
+        });
+        record.state = snapshot::encode(&game, dice.as_ref()).map_err(unserialisable)?;
         Ok(Live {
             record,
             game,
+            dice,
             rules: live.rules.clone(),
             last_events,
             stale: false,

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bg_engine::game::DiceSource;
+use bg_fair_dice::FairDice;
 use bg_plugin_host::PluginHost;
 use bg_store::GameStore;
 use rand::Rng;
@@ -74,12 +75,28 @@ impl<S: GameStore> Games<S> {
     }
 }
 
-/// Dice from the thread's CSPRNG (ChaCha, seeded by the OS).
-struct ServerDice(rand::rngs::ThreadRng);
+/// Where a match's dice come from: its verifiable sequence, or the
+/// thread's CSPRNG (ChaCha, seeded by the OS) for a match without one.
+struct ServerDice {
+    fair: Option<FairDice>,
+    rng: rand::rngs::ThreadRng,
+}
+
+impl ServerDice {
+    fn new(fair: Option<FairDice>) -> ServerDice {
+        ServerDice {
+            fair,
+            rng: rand::rng(),
+        }
+    }
+}
 
 impl DiceSource for ServerDice {
     fn die(&mut self) -> u8 {
-        self.0.random_range(1..=6)
+        match &mut self.fair {
+            Some(fair) => fair.next_die(),
+            None => self.rng.random_range(1..=6),
+        }
     }
 }
 

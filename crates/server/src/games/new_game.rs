@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use bg_api::v1 as pb;
 use bg_engine::game::{Cube, GameError, Match, MatchSettings, Resume, RulesErrorKind};
 use bg_engine::{Board, Seat, match_id, position_id, xgid};
+use bg_fair_dice::{FairDice, SeatSeeds, SeedError, Side};
 use bg_plugin_host::VariantRules;
 use bg_store::{Answer, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use sha2::{Digest, Sha256};
@@ -81,8 +82,9 @@ impl<S: GameStore> Games<S> {
             .map(convert::start_board)
             .transpose()?;
         let taken_up = taken_up(request, &mut settings)?;
-        let (started, thrown) = {
-            let mut dice = Recorded::new(ServerDice(rand::rng()));
+        let fair = verifiable_dice(request)?;
+        let (started, thrown, fair) = {
+            let mut dice = Recorded::new(ServerDice::new(fair));
             let started =
                 match &taken_up {
                     Some((board, from)) => rules
@@ -93,7 +95,7 @@ impl<S: GameStore> Games<S> {
                         }),
                     None => Match::new(settings, &rules, &mut dice),
                 };
-            (started, dice.thrown)
+            (started, dice.thrown, dice.source.fair)
         };
         let (game, events) = started.map_err(|e| {
             // A position the variant refuses is the caller's mistake,
@@ -145,7 +147,7 @@ impl<S: GameStore> Games<S> {
             variant_version: plugin.version().to_string(),
             options: serde_json::to_string(&options).map_err(unserialisable)?,
             version: 1,
-            state: snapshot::encode(&game).map_err(unserialisable)?,
+            state: snapshot::encode(&game, fair.as_ref()).map_err(unserialisable)?,
             token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
             start_board: match (&taken_up, rules.start) {
                 (Some((board, from)), _) => Some(snapshot::Start::TakenUp(*board, *from)),
@@ -157,10 +159,11 @@ impl<S: GameStore> Games<S> {
             .transpose()
             .map_err(unserialisable)?,
         };
-        let (entry, last_events) = entry(1, None, None, thrown, events)?;
+        let (entry, last_events) = entry(1, None, None, thrown, "", events)?;
         let live = Live {
             record,
             game,
+            dice: fair,
             rules,
             last_events,
             stale: false,
@@ -200,6 +203,33 @@ impl<S: GameStore> Games<S> {
         *slot.live.lock().await = Some(live);
         Ok(response)
     }
+}
+
+/// The match's verifiable dice, with a new server seed and the seats'
+/// seeds (None when the settings turn them off).
+fn verifiable_dice(request: &pb::NewGameRequest) -> Result<Option<FairDice>, ApiError> {
+    let on = request
+        .settings
+        .as_ref()
+        .and_then(|s| s.verifiable_dice)
+        .unwrap_or(true);
+    if !on {
+        if !request.white_seed.is_empty() || !request.black_seed.is_empty() {
+            return Err(ApiError::invalid(
+                "white_seed",
+                "seat seeds are for verifiable dice, which these settings turn off",
+            ));
+        }
+        return Ok(None);
+    }
+    let seeds = SeatSeeds::new(&request.white_seed, &request.black_seed).map_err(|e| {
+        let field = match e {
+            SeedError::TooLong(Side::White) | SeedError::AlreadyGiven(Side::White) => "white_seed",
+            _ => "black_seed",
+        };
+        ApiError::invalid(field, e.to_string())
+    })?;
+    Ok(Some(FairDice::new(seeds)))
 }
 
 /// The field a match taken up came from, for errors.

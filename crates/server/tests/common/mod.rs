@@ -103,6 +103,7 @@ pub fn reason(status: &Status) -> String {
         .unwrap_or_default()
 }
 
+#[derive(Clone, Debug)]
 pub struct Game {
     pub game: pb::Game,
     pub tokens: [String; 2],
@@ -217,6 +218,7 @@ pub fn roll(g: &Game, request_id: &str) -> Request<pb::RollRequest> {
             game_id: g.id(),
             expected_version: g.game.version,
             request_id: request_id.into(),
+            dice_seed: String::new(),
         },
         g.to_act_token(),
     )
@@ -229,6 +231,7 @@ pub fn move_request(g: &Game, notation: &str, request_id: &str) -> pb::MoveReque
         request_id: request_id.into(),
         notation: notation.into(),
         moves: Vec::new(),
+        dice_seed: String::new(),
     }
 }
 
@@ -380,6 +383,7 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
             game_id: game.game_id.clone(),
             expected_version: game.version,
             request_id,
+            dice_seed: String::new(),
         })),
         pb::Phase::Move => {
             let plays = &game.legal_plays;
@@ -390,6 +394,7 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
                 request_id,
                 notation: play.notation.clone(),
                 moves: Vec::new(),
+                dice_seed: String::new(),
             }))
         }
         pb::Phase::CubeOffered => Some(double(pb::DoubleAction::Take)),

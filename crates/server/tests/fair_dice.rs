@@ -1,0 +1,444 @@
+//! Provably fair dice (README "Provably fair dice") through a real server
+//! process: the commitment published at NewGame, the seats' seeds, every
+//! die derived from them, the seed kept secret until the match is over
+//! and revealed then, and the refusals of seeds that cannot apply.
+
+mod common;
+
+use bg_api::v1 as pb;
+use bg_fair_dice::{SeatSeed, SeatSeeds, ServerSeed};
+use bg_tests::plugin_dir;
+use bg_tests::server::ServerProcess;
+use common::*;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+fn is_over(game: &pb::Game) -> bool {
+    game.phase == pb::Phase::MatchOver as i32
+}
+
+/// Everything a client can see of a game, as text: its Debug form holds
+/// every string field verbatim.
+fn shown(game: &pb::Game) -> String {
+    format!("{game:?}")
+}
+
+/// Everything a client can see of a refusal: message, details, metadata.
+fn shown_status(status: &tonic::Status) -> String {
+    format!(
+        "{} {} {:?}",
+        status.message(),
+        String::from_utf8_lossy(status.details()),
+        status.metadata()
+    )
+}
+
+/// Every update of a live WatchGame stream until it ends (the match is
+/// over, or the server went away), as text.
+/// (whether the match is over in it, the update as text).
+fn collect_updates(
+    mut stream: tonic::Streaming<pb::GameUpdate>,
+) -> tokio::task::JoinHandle<Vec<(bool, String)>> {
+    tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Ok(Some(update)) = stream.message().await {
+            let over = update.game.as_ref().is_some_and(is_over);
+            seen.push((over, format!("{update:?}")));
+            if over {
+                break;
+            }
+        }
+        seen
+    })
+}
+
+async fn export_json(client: &mut Client, game_id: &str) -> serde_json::Value {
+    let record = client
+        .export_match(pb::ExportMatchRequest {
+            game_id: game_id.into(),
+            format: pb::RecordFormat::Json as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    serde_json::from_str(&record.text).unwrap()
+}
+
+/// Refusals a caller can provoke mid-match: the other seat's token, a
+/// stale version, a seed too long, a seed on a game whose seat gave one.
+async fn provoke_refusals(client: &mut Client, g: &Game, seen: &mut Vec<String>) {
+    let wrong_seat = with_token(
+        pb::RollRequest {
+            game_id: g.id(),
+            expected_version: g.game.version,
+            request_id: String::new(),
+            dice_seed: "x".into(),
+        },
+        g.token_of(other(g.game.to_act)),
+    );
+    let stale = with_token(
+        pb::RollRequest {
+            game_id: g.id(),
+            expected_version: g.game.version - 1,
+            request_id: String::new(),
+            dice_seed: String::new(),
+        },
+        g.to_act_token(),
+    );
+    let too_long = with_token(
+        pb::MoveRequest {
+            dice_seed: "y".repeat(bg_fair_dice::MAX_SEAT_SEED_BYTES + 1),
+            ..move_request(g, "pass", "")
+        },
+        g.to_act_token(),
+    );
+    for refused in [
+        client.roll(wrong_seat).await,
+        client.roll(stale).await,
+        client.r#move(too_long).await,
+    ] {
+        let status = refused.expect_err("refused");
+        seen.push(shown_status(&status));
+    }
+    // None of them changed the game.
+    assert_eq!(get_game(client, g).await.version, g.game.version);
+}
+
+/// A whole match, with a seed from each seat (white's at NewGame, black's
+/// with its first roll), a SIGKILL and restart in the middle: every answer,
+/// watched update, refusal, mid-match record and log line before the end
+/// hides the server seed; the end reveals it, it hashes to the commitment,
+/// and every die of the record is the one the seeds give.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_whole_match_verifies_and_the_server_seed_shows_nowhere_before_it_ends() {
+    let data = tempfile::tempdir().unwrap();
+    let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let log = data.path().join("server.log");
+    let mut server = ServerProcess::start_logging(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+        &[],
+        "debug",
+        &log,
+    );
+    let mut client = connect(&server.addr).await;
+    let mut g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "standard".into(),
+            settings: Some(pb::MatchSettings {
+                match_length: 3,
+                ..Default::default()
+            }),
+            white_seed: "white's seed".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let proof = g.game.verifiable_dice.clone().expect("on by default");
+    assert_eq!(proof.scheme, bg_fair_dice::SCHEME);
+    assert_eq!(proof.commitment.len(), 64, "{proof:?}");
+    assert_eq!(proof.server_seed, "");
+    assert_eq!(proof.white_seed, "white's seed");
+    assert_eq!(proof.white_seed_from, 0);
+    // The opening throw is the match's first two dice (or more, on ties).
+    assert!(proof.dice_thrown >= 2, "{proof:?}");
+    assert_eq!(
+        g.game.settings.as_ref().and_then(|s| s.verifiable_dice),
+        Some(true)
+    );
+
+    let mut seen = vec![shown(&g.game)];
+    let mut watched = vec![collect_updates(watch(&mut client, &g, 0).await)];
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut black_seed_from = None;
+    let mut actions = 0;
+    while !is_over(&g.game) {
+        let Some(mut next) = next_action(&g.game, &mut rng, true) else {
+            panic!("no action in phase {}", g.game.phase)
+        };
+        // Black's first roll by hand carries its seed.
+        if let Sent::Roll(roll) = &mut next
+            && black_seed_from.is_none()
+            && g.game.to_act == pb::Seat::Black as i32
+        {
+            roll.dice_seed = "black's seed".into();
+            black_seed_from = g.game.verifiable_dice.as_ref().map(|v| v.dice_thrown);
+        }
+        let token = g.to_act_token().to_string();
+        g.game = match send(&mut client, &next, &token).await {
+            Ok(game) => game,
+            // The cube may not be available (its owner, a dead cube): roll.
+            Err(s) if s.code() == Code::FailedPrecondition && matches!(next, Sent::Double(_)) => {
+                seen.push(shown_status(&s));
+                client.roll(roll(&g, "")).await.unwrap().into_inner()
+            }
+            Err(s) => panic!("{s:?}"),
+        };
+        actions += 1;
+        if !is_over(&g.game) {
+            let proof_now = g.game.verifiable_dice.as_ref().unwrap();
+            assert_eq!(proof_now.commitment, proof.commitment);
+            assert_eq!(proof_now.server_seed, "", "revealed before the end");
+            seen.push(shown(&g.game));
+            if actions % 17 == 0 {
+                provoke_refusals(&mut client, &g, &mut seen).await;
+                seen.push(export_json(&mut client, &g.id()).await.to_string());
+            }
+        }
+        if actions == 40 {
+            // Killed mid-match: the seed and the dice thrown survive.
+            server.restart();
+            client = connect(&server.addr).await;
+            let again = get_game(&mut client, &g).await;
+            assert_eq!(again, g.game);
+            watched.push(collect_updates(
+                watch(&mut client, &g, g.game.version).await,
+            ));
+        }
+    }
+    let black_seed_from = black_seed_from.expect("black rolled by hand");
+    eprintln!("{actions} actions, black seed from die {black_seed_from}");
+
+    // The end reveals the seed, and it is the one committed to.
+    let revealed = g.game.verifiable_dice.clone().unwrap();
+    let seed = ServerSeed::from_hex(&revealed.server_seed).expect("64 hex digits");
+    assert_eq!(seed.commitment(), proof.commitment);
+    assert_eq!(revealed.black_seed, "black's seed");
+    assert_eq!(revealed.black_seed_from, black_seed_from);
+    assert!(black_seed_from > 0);
+
+    let hidden = |text: &str, what: &str| {
+        assert!(
+            !text.contains(&revealed.server_seed),
+            "the server seed shows in {what}: {text}"
+        );
+    };
+    for text in &seen {
+        hidden(text, "an answer, a refusal or a record before the end");
+    }
+    let mut updates = 0;
+    for watcher in watched {
+        for (over, text) in watcher.await.unwrap() {
+            if !over {
+                hidden(&text, "a watched update before the end");
+            }
+            updates += 1;
+        }
+    }
+    assert!(
+        updates > actions / 2,
+        "{updates} updates for {actions} actions"
+    );
+    server.kill();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    // Logged at debug level: the test would see a leak.
+    assert!(logged.contains("action applied"), "{logged}");
+    hidden(&logged, "the server's log");
+
+    // Every die of the record, in order, is the one the seeds give.
+    server.restart();
+    let mut client = connect(&server.addr).await;
+    let record = export_json(&mut client, &g.id()).await;
+    let dice: Vec<u8> = record["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| {
+            a["dice"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| d.as_u64().unwrap() as u8)
+        })
+        .collect();
+    assert_eq!(dice.len() as u64, revealed.dice_thrown);
+    assert_eq!(
+        record["verifiable_dice"]["server_seed"],
+        revealed.server_seed
+    );
+    let seeds = SeatSeeds {
+        white: SeatSeed {
+            seed: "white's seed".into(),
+            from: 0,
+        },
+        black: SeatSeed {
+            seed: "black's seed".into(),
+            from: black_seed_from,
+        },
+    };
+    assert_eq!(
+        bg_fair_dice::verify(&proof.commitment, &revealed.server_seed, &seeds, &dice),
+        Ok(())
+    );
+    // Black's seed counted: without it, the dice after it differ.
+    let without = SeatSeeds {
+        black: SeatSeed::default(),
+        ..seeds.clone()
+    };
+    assert!(
+        bg_fair_dice::verify(&proof.commitment, &revealed.server_seed, &without, &dice).is_err()
+    );
+}
+
+/// Seeds where they cannot apply are refused, naming the field, and
+/// change nothing; a seed given with a move (a seat auto-roll throws for)
+/// applies from the next die; a retried seeded roll gets its first answer,
+/// and the same id with another seed is another request.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_seed_that_cannot_apply_is_refused_and_changes_nothing() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let invalid = |status: tonic::Status, field: &str| {
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        let named = status
+            .get_details_error_info()
+            .and_then(|i| i.metadata.get("field").cloned());
+        assert_eq!(named.as_deref(), Some(field), "{status:?}");
+    };
+
+    // Off: no proof, and no seed taken.
+    let off = pb::MatchSettings {
+        verifiable_dice: Some(false),
+        ..Default::default()
+    };
+    let refused = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "standard".into(),
+            settings: Some(off),
+            white_seed: "w".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    invalid(refused, "white_seed");
+    let plain = new_game(&mut client, off).await;
+    assert_eq!(plain.game.verifiable_dice, None);
+    assert_eq!(
+        plain.game.settings.as_ref().and_then(|s| s.verifiable_dice),
+        Some(false)
+    );
+    let seeded_move = pb::MoveRequest {
+        dice_seed: "s".into(),
+        ..move_request(&plain, &plain.game.legal_plays[0].notation, "")
+    };
+    let refused = client
+        .r#move(with_token(seeded_move, plain.to_act_token()))
+        .await
+        .unwrap_err();
+    invalid(refused, "dice_seed");
+    assert_eq!(get_game(&mut client, &plain).await, plain.game);
+
+    // A seed longer than 256 bytes.
+    let refused = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "standard".into(),
+            black_seed: "b".repeat(257),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    invalid(refused, "black_seed");
+
+    // The opening throw is the starter's roll: a Roll with a seed cannot
+    // carry it (the dice are thrown), nor can a seat give a second seed.
+    let g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "standard".into(),
+            white_seed: "w".into(),
+            black_seed: "b".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut seeded_roll = roll(&g, "");
+    seeded_roll.get_mut().dice_seed = "late".into();
+    let refused = client.roll(seeded_roll).await.unwrap_err();
+    invalid(refused, "dice_seed");
+    let seeded_move = pb::MoveRequest {
+        dice_seed: "again".into(),
+        ..move_request(&g, &g.game.legal_plays[0].notation, "")
+    };
+    let refused = client
+        .r#move(with_token(seeded_move, g.to_act_token()))
+        .await
+        .unwrap_err();
+    invalid(refused, "dice_seed");
+    assert!(refused_message_names_the_seat(&client, &g).await);
+    assert_eq!(get_game(&mut client, &g).await, g.game);
+
+    // Cubeless: auto-roll throws for the next seat, so the mover gives its
+    // seed with its move; it applies from the next die, the opponent's.
+    let cubeless = pb::MatchSettings {
+        cube_max: Some(0),
+        ..Default::default()
+    };
+    let g = new_game(&mut client, cubeless).await;
+    let before = g.game.verifiable_dice.clone().unwrap();
+    let seeded_move = pb::MoveRequest {
+        dice_seed: "mover's seed".into(),
+        ..move_request(&g, &g.game.legal_plays[0].notation, "seeded-move")
+    };
+    let moved = client
+        .r#move(with_token(seeded_move.clone(), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    let after = moved.verifiable_dice.clone().unwrap();
+    let (seed, from) = if g.game.to_act == pb::Seat::White as i32 {
+        (&after.white_seed, after.white_seed_from)
+    } else {
+        (&after.black_seed, after.black_seed_from)
+    };
+    assert_eq!(seed, "mover's seed");
+    assert_eq!(from, before.dice_thrown);
+    // Auto-roll threw the opponent's dice with it.
+    assert_eq!(after.dice_thrown, before.dice_thrown + 2, "{after:?}");
+    // The retry gets the first answer; another seed under that id is
+    // another request.
+    let retried = client
+        .r#move(with_token(seeded_move.clone(), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retried, moved);
+    let other_seed = pb::MoveRequest {
+        dice_seed: "another seed".into(),
+        ..seeded_move
+    };
+    let refused = client
+        .r#move(with_token(other_seed, g.to_act_token()))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "REQUEST_ID_REUSED", "{refused:?}");
+}
+
+/// The "already given" refusal names the seat that gave it.
+async fn refused_message_names_the_seat(client: &Client, g: &Game) -> bool {
+    let mut client = client.clone();
+    let seeded_move = pb::MoveRequest {
+        dice_seed: "again".into(),
+        ..move_request(g, &g.game.legal_plays[0].notation, "")
+    };
+    let refused = client
+        .r#move(with_token(seeded_move, g.to_act_token()))
+        .await
+        .unwrap_err();
+    let seat = if g.game.to_act == pb::Seat::White as i32 {
+        "white"
+    } else {
+        "black"
+    };
+    refused.message().to_lowercase().contains(seat)
+}
