@@ -107,7 +107,8 @@ pub async fn connect(transport: &Transport, addr: &str) -> Result<Client> {
 }
 
 /// Seat tokens kept between invocations, so two terminals can play one
-/// game: `{ game_id: { "white": token, "black": token } }`.
+/// game: `{ game_id: { "white": token, "black": token, "commitment":
+/// hex } }` (the commitment of a match's verifiable dice, for `verify`).
 #[derive(Default, Serialize, Deserialize)]
 pub struct Tokens(BTreeMap<String, BTreeMap<String, String>>);
 
@@ -192,6 +193,16 @@ impl Tokens {
                     .join(", ")
             ),
         }
+    }
+
+    /// The commitment to the server seed `bgctl new` saw, for `verify`.
+    pub fn set_commitment(&mut self, game_id: &str, commitment: &str) {
+        let game = self.0.entry(game_id.to_string()).or_default();
+        game.insert("commitment".into(), commitment.into());
+    }
+
+    pub fn commitment(&self, game_id: &str) -> Option<String> {
+        self.0.get(game_id)?.get("commitment").cloned()
     }
 
     pub fn get(&self, game_id: &str, seat: &str) -> Result<String> {

@@ -259,6 +259,11 @@ enum Command {
         /// Check a JSON record saved with `bgctl export` instead (offline).
         #[arg(long, conflicts_with = "game")]
         file: Option<PathBuf>,
+        /// The commitment published when the match was created (as
+        /// `bgctl show` printed it then); default: the one `bgctl new`
+        /// saved in the tokens file, if it made the match.
+        #[arg(long, value_name = "HEX")]
+        commitment: Option<String>,
     },
     /// Lists the variant plugins in the plugin folder (offline), and the files skipped.
     Plugins,
@@ -362,11 +367,14 @@ fn run() -> Result<()> {
     match cli.command {
         Command::Plugins => offline::plugins(&cli.plugin_dir),
         Command::Verify {
-            file: Some(file), ..
+            file: Some(file),
+            commitment,
+            ..
         } => {
             let record = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            print_verified(&record)
+            let tokens = Tokens::load(&cli.tokens.clone().unwrap_or_else(Tokens::default_path))?;
+            print_verified(&record, commitment, &tokens)
         }
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
         Command::Jans { variant, corpus } => offline::jans(&cli.plugin_dir, &variant, &corpus),
@@ -434,11 +442,27 @@ impl Cli {
 }
 
 /// Checks a JSON record's dice and says so; a mismatch is an error.
-fn print_verified(record: &str) -> Result<()> {
-    let verified = verify::record(record).context("NOT verified")?;
+fn print_verified(record: &str, commitment: Option<String>, tokens: &Tokens) -> Result<()> {
+    // The commitment the user saw at NewGame: given, or saved by `new`.
+    let game_id = serde_json::from_str::<serde_json::Value>(record)
+        .ok()
+        .and_then(|r| {
+            r.get("game_id")
+                .and_then(|id| id.as_str())
+                .map(String::from)
+        });
+    let known = commitment.or_else(|| game_id.and_then(|id| tokens.commitment(&id)));
+    let verified = verify::record(record, known.as_deref()).context("NOT verified")?;
     println!(
-        "verified: all {} dice of match {} are the ones its seeds give ({}): the server seed it revealed hashes to the commitment it published when the match was created",
-        verified.dice, verified.game_id, verified.scheme
+        "verified: all {} dice of match {} are the ones its seeds give ({}), and the server seed it revealed hashes to {}",
+        verified.dice,
+        verified.game_id,
+        verified.scheme,
+        if verified.commitment_known {
+            "the commitment published when the match was created"
+        } else {
+            "the record's commitment (give --commitment to check it is the one published when the match was created)"
+        }
     );
     Ok(())
 }
@@ -539,6 +563,9 @@ async fn run_online(
             let game = response.game.unwrap_or_default();
             let mut tokens = tokens;
             tokens.insert(&game.game_id, &response.white_token, &response.black_token);
+            if let Some(dice) = &game.verifiable_dice {
+                tokens.set_commitment(&game.game_id, &dice.commitment);
+            }
             tokens.save(tokens_path)?;
             print!("{}", render(&game));
             let variants = client
@@ -577,7 +604,9 @@ async fn run_online(
                 .into_inner();
             print!("{}", record.text);
         }
-        Command::Verify { game, .. } => {
+        Command::Verify {
+            game, commitment, ..
+        } => {
             let game = game.context("give a game id, or --file")?;
             let record = client
                 .export_match(pb::ExportMatchRequest {
@@ -588,7 +617,7 @@ async fn run_online(
                 .await
                 .map_err(explain)?
                 .into_inner();
-            print_verified(&record.text)?;
+            print_verified(&record.text, commitment, &tokens)?;
         }
         Command::Show { game } => {
             let game = client

@@ -1,6 +1,9 @@
 //! `bgctl verify`: checks a finished match's verifiable dice from its JSON
 //! record (README "Provably fair dice"). The scheme is `bg-fair-dice`'s;
-//! this module reads the record and says what it found.
+//! this module reads the record and says what it found. A record written
+//! to cover dice chosen afterwards, thrown unseen, or derived without a
+//! seat's seed does not check out, given the commitment the user saw when
+//! the match was created (`--commitment`, or the one `bgctl new` saved).
 
 use anyhow::{Context, Result, bail};
 use bg_fair_dice::{SeatSeeds, Side};
@@ -12,13 +15,18 @@ pub struct Verified {
     pub game_id: String,
     pub dice: usize,
     pub scheme: String,
+    /// Whether the commitment was compared with one the user saw (given,
+    /// or saved by `bgctl new`), not only with the record's own.
+    pub commitment_known: bool,
 }
 
 /// Checks a JSON match record (`bgctl export --format json`): the revealed
-/// server seed hashes to the commitment, every die of the actions is the
-/// one the seeds give, in order, and every throw the events show is among
-/// its action's dice.
-pub fn record(text: &str) -> Result<Verified> {
+/// server seed hashes to the commitment (the record's, and `commitment`
+/// when the user knows the one published at NewGame); each seat's seed
+/// applies from the die the action that gave it came to; every die of the
+/// actions, in order, is the one the seeds give; and every die thrown is
+/// shown by an event of its action, every throw shown is among the dice.
+pub fn record(text: &str, commitment: Option<&str>) -> Result<Verified> {
     let record: Value = serde_json::from_str(text).context("not a JSON match record")?;
     let game_id = field(&record, "game_id")?.to_string();
     let proof = match record.get("verifiable_dice") {
@@ -36,6 +44,15 @@ pub fn record(text: &str) -> Result<Verified> {
         bail!(
             "unknown dice scheme {scheme:?} (this bgctl checks {})",
             bg_fair_dice::SCHEME
+        );
+    }
+    let recorded_commitment = text_of("commitment")?;
+    if let Some(known) = commitment
+        && !known.trim().eq_ignore_ascii_case(recorded_commitment)
+    {
+        bail!(
+            "the record's commitment {recorded_commitment} is not the one published when the match was created ({})",
+            known.trim()
         );
     }
     let server_seed = text_of("server_seed")?;
@@ -61,13 +78,30 @@ pub fn record(text: &str) -> Result<Verified> {
         .and_then(Value::as_array)
         .context("the record has no actions")?;
     let mut dice: Vec<u8> = Vec::new();
+    let mut last_throw = None;
+    let mut given = [false; 2];
     for action in actions {
         let version = action.get("version").and_then(Value::as_u64).unwrap_or(0);
         let thrown = dice_of(action)
             .with_context(|| format!("version {version}: the action's dice are not dice"))?;
-        check_shown(&thrown, action)
+        check_seed_given(action, &seeds, dice.len() as u64, &mut given)
+            .with_context(|| format!("version {version}"))?;
+        let events = action
+            .get("events")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        check_shown(&thrown, events, &mut last_throw)
             .with_context(|| format!("version {version} (dice {thrown:?})"))?;
         dice.extend(thrown);
+    }
+    for (side, given) in [(Side::White, given[0]), (Side::Black, given[1])] {
+        let seed = seeds.of(side);
+        if !seed.seed.is_empty() && seed.from > 0 && !given {
+            bail!(
+                "{side}'s seed applies from die {}, and no action of the record gave it",
+                seed.from
+            );
+        }
     }
     let declared = proof.get("dice_thrown").and_then(Value::as_u64);
     if declared != Some(dice.len() as u64) {
@@ -76,11 +110,12 @@ pub fn record(text: &str) -> Result<Verified> {
             dice.len()
         );
     }
-    bg_fair_dice::verify(text_of("commitment")?, server_seed, &seeds, &dice)?;
+    bg_fair_dice::verify(recorded_commitment, server_seed, &seeds, &dice)?;
     Ok(Verified {
         game_id,
         dice: dice.len(),
         scheme: scheme.to_string(),
+        commitment_known: commitment.is_some(),
     })
 }
 
@@ -103,60 +138,129 @@ fn dice_of(action: &Value) -> Option<Vec<u8>> {
     }
 }
 
-/// Every throw an event of the action shows (a roll, a pass, an opening
-/// throw or tie) is among the action's dice, in the order of the events:
-/// the dice the players saw are the dice verified. One throw may be shown
-/// by several events in a row (the opening throw is also the starter's
-/// roll; a pass shows the roll it passes), and a roll shows its dice
-/// larger first, so a throw matches two consecutive dice in either order.
-fn check_shown(thrown: &[u8], action: &Value) -> Result<()> {
-    let same = |a: [u8; 2], b: &[u8]| b == a || b == [a[1], a[0]];
+/// A seed an action gave is its seat's seed, applying from the first die
+/// after the `before` dice thrown until then.
+fn check_seed_given(
+    action: &Value,
+    seeds: &SeatSeeds,
+    before: u64,
+    given: &mut [bool; 2],
+) -> Result<()> {
+    let Some(seed) = action.get("dice_seed").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let side = match action.get("by").and_then(Value::as_str) {
+        Some("white") => Side::White,
+        Some("black") => Side::Black,
+        _ => bail!("a seed given by no seat"),
+    };
+    let stated = seeds.of(side);
+    if stated.seed != seed || stated.from != before {
+        bail!(
+            "{side} gave the seed {seed:?} after {before} dice, and the record says its seed is {:?} from die {}",
+            stated.seed,
+            stated.from
+        );
+    }
+    given[usize::from(side == Side::Black)] = true;
+    Ok(())
+}
+
+/// How an event shows a throw.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// A throw made here: an opening tie, a game's opening throw, a roll.
+    Thrown,
+    /// The throw shown last, again: a pass shows the roll it passes.
+    Again,
+    /// A roll right after a game's opening throw, showing its dice larger
+    /// first: the opening throw itself where the variant plays it, or a
+    /// throw of its own (auto-roll, where the starter throws again).
+    OpeningRoll,
+}
+
+/// Every die an action threw is shown by one of its events, in the order
+/// thrown, and every throw an event shows is that throw: the dice the
+/// players saw are the dice verified, and no die was thrown unseen.
+/// `last` is the throw shown last, in this action or an earlier one (a
+/// pass may come with a later action: tric-trac's stay or go).
+fn check_shown(thrown: &[u8], events: &[Value], last: &mut Option<[u8; 2]>) -> Result<()> {
+    let shown: Vec<(Shown, [u8; 2], &str)> = shown_throws(events);
     let mut rest = thrown;
-    let mut last: Option<&[u8]> = None;
-    let events = action.get("events").and_then(Value::as_array);
-    for event in events.into_iter().flatten() {
-        for pair in shown(event) {
-            if last.is_some_and(|last| same(pair, last)) {
-                continue;
+    for (i, &(how, pair, kind)) in shown.iter().enumerate() {
+        let made_here = match how {
+            Shown::Thrown => true,
+            Shown::Again => false,
+            // The dice left tell which: a throw of its own leaves two
+            // more dice than the throws after it need.
+            Shown::OpeningRoll => {
+                let needed = 2 * shown[i + 1..]
+                    .iter()
+                    .filter(|(how, ..)| *how == Shown::Thrown)
+                    .count();
+                rest.len() >= needed + 2
             }
-            let at = rest
-                .windows(2)
-                .position(|w| same(pair, w))
-                .with_context(|| {
-                    format!(
-                        "its {} event shows {}-{}, which its dice do not hold",
-                        event.get("event").and_then(Value::as_str).unwrap_or("?"),
-                        pair[0],
-                        pair[1]
-                    )
-                })?;
-            last = Some(&rest[at..at + 2]);
-            rest = &rest[at + 2..];
+        };
+        if made_here {
+            match rest {
+                [a, b, tail @ ..] if [*a, *b] == pair => {
+                    rest = tail;
+                    *last = Some(pair);
+                }
+                _ => bail!(
+                    "its {kind} event shows {}-{}, and the next dice it threw are {rest:?}",
+                    pair[0],
+                    pair[1]
+                ),
+            }
+        } else if !last.is_some_and(|l| l == pair || l == [pair[1], pair[0]]) {
+            bail!(
+                "its {kind} event shows {}-{}, which is not the throw before it ({last:?})",
+                pair[0],
+                pair[1]
+            );
         }
+    }
+    if !rest.is_empty() {
+        bail!("it threw {rest:?}, which no event shows");
     }
     Ok(())
 }
 
-/// The throws an event shows, as pairs of dice.
-fn shown(event: &Value) -> Vec<[u8; 2]> {
-    let die = |v: Option<&Value>| v.and_then(Value::as_u64).map(|d| d as u8);
-    let mut pairs = Vec::new();
-    // A roll or a pass: {"d1", "d2"}.
-    if let Some(dice) = event.get("dice")
-        && let (Some(a), Some(b)) = (die(dice.get("d1")), die(dice.get("d2")))
-    {
-        pairs.push([a, b]);
-    }
-    // An opening tie's "dice", a game's "opening": [white's, black's].
-    for name in ["dice", "opening"] {
-        if let Some(Value::Array(throw)) = event.get(name)
-            && let [a, b] = throw.as_slice()
-            && let (Some(a), Some(b)) = (die(Some(a)), die(Some(b)))
-        {
-            pairs.push([a, b]);
+/// The throws the events show, each with how it shows it and the event's
+/// kind.
+fn shown_throws(events: &[Value]) -> Vec<(Shown, [u8; 2], &str)> {
+    let die = |v: Option<&Value>| v.and_then(Value::as_u64).and_then(|d| u8::try_from(d).ok());
+    let pair = |v: Option<&Value>| match v {
+        // A roll or a pass: {"d1", "d2"}, in the order thrown.
+        Some(Value::Object(d)) => Some([die(d.get("d1"))?, die(d.get("d2"))?]),
+        // An opening tie's or a game's opening throw: [white's, black's].
+        Some(Value::Array(d)) if d.len() == 2 => Some([die(d.first())?, die(d.get(1))?]),
+        _ => None,
+    };
+    let mut shown = Vec::new();
+    let mut opening: Option<[u8; 2]> = None;
+    for event in events {
+        let kind = event.get("event").and_then(Value::as_str).unwrap_or("?");
+        let throw = match kind {
+            "opening_tie" => pair(event.get("dice")).map(|p| (Shown::Thrown, p)),
+            "game_started" => pair(event.get("opening")).map(|p| (Shown::Thrown, p)),
+            "rolled" => pair(event.get("dice")).map(|p| match opening {
+                Some([w, b]) if p == [w.max(b), w.min(b)] => (Shown::OpeningRoll, p),
+                _ => (Shown::Thrown, p),
+            }),
+            "passed" => pair(event.get("dice")).map(|p| (Shown::Again, p)),
+            _ => None,
+        };
+        opening = match (kind, throw) {
+            ("game_started", Some((_, p))) => Some(p),
+            _ => None,
+        };
+        if let Some((how, p)) = throw {
+            shown.push((how, p, kind));
         }
     }
-    pairs
+    shown
 }
 
 #[cfg(test)]
@@ -165,69 +269,150 @@ mod tests {
     use bg_fair_dice::{FairDice, ServerSeed};
     use serde_json::json;
 
-    /// A finished match's record with these events in its first action,
-    /// whose dice are the first `n` the seeds give, and a roll after it.
-    fn record(n: usize, events: impl Fn(&[u8]) -> Value) -> (Value, Vec<u8>) {
+    fn roll(d: &[u8]) -> Value {
+        json!({"event": "rolled", "dice": {"d1": d[0], "d2": d[1]}})
+    }
+
+    /// A finished match's record: a first action whose dice are the first
+    /// `n` the seeds give, with these events, then a roll black gives its
+    /// seed with, which passes.
+    fn record(n: usize, events: impl Fn(&[u8]) -> Value) -> Value {
         let mut fair = FairDice {
             server: ServerSeed([3; 32]),
             seeds: SeatSeeds::new("w", "").unwrap(),
             thrown: 0,
         };
-        let dice: Vec<u8> = (0..n + 2).map(|_| fair.next_die()).collect();
-        let (first, roll) = dice.split_at(n);
-        let record = json!({
+        let first: Vec<u8> = (0..n).map(|_| fair.next_die()).collect();
+        fair.give_seed(Side::Black, "b").unwrap();
+        let second = [fair.next_die(), fair.next_die()];
+        json!({
             "game_id": "g",
             "verifiable_dice": {
                 "scheme": bg_fair_dice::SCHEME,
                 "commitment": fair.server.commitment(),
                 "white_seed": "w", "white_seed_from": 0,
-                "black_seed": "", "black_seed_from": 0,
+                "black_seed": "b", "black_seed_from": n,
                 "server_seed": fair.server.to_hex(),
-                "dice_thrown": dice.len(),
+                "dice_thrown": n + 2,
             },
             "actions": [
-                {"version": 1, "dice": first, "events": events(first)},
-                {"version": 2, "dice": roll, "events": [
-                    {"event": "rolled", "dice": {"d1": roll[0].max(roll[1]), "d2": roll[0].min(roll[1])}},
-                    {"event": "passed", "dice": {"d1": roll[0].max(roll[1]), "d2": roll[0].min(roll[1])}},
+                {"version": 1, "by": null, "dice": first, "events": events(&first)},
+                {"version": 2, "by": "black", "dice": second, "dice_seed": "b", "events": [
+                    roll(&second),
+                    {"event": "passed", "dice": {"d1": second[0], "d2": second[1]}},
                 ]},
             ],
-        });
-        (record, dice)
+        })
     }
 
     /// An opening tie thrown again: the tie's dice, then the opening
-    /// throw shown by the game's start and again by the starter's roll.
+    /// throw shown by the game's start and again by the starter's roll
+    /// (larger die first).
     fn opening_with_a_tie(d: &[u8]) -> Value {
         json!([
             {"event": "opening_tie", "dice": [d[0], d[1]], "cube": 1},
             {"event": "game_started", "opening": [d[2], d[3]]},
-            {"event": "rolled", "dice": {"d1": d[2].max(d[3]), "d2": d[2].min(d[3])}},
+            roll(&[d[2].max(d[3]), d[2].min(d[3])]),
         ])
     }
 
+    /// An opening throw the starter throws again for (auto-roll), then a
+    /// roll of its own.
+    fn opening_thrown_again(d: &[u8]) -> Value {
+        json!([
+            {"event": "game_started", "opening": [d[0], d[1]]},
+            roll(&d[2..4]),
+        ])
+    }
+
+    fn refused(r: &Value, commitment: Option<&str>) -> String {
+        format!(
+            "{:#}",
+            super::record(&r.to_string(), commitment).unwrap_err()
+        )
+    }
+
     #[test]
-    fn a_record_with_an_opening_tie_and_a_pass_verifies() {
-        let (r, dice) = record(4, opening_with_a_tie);
-        let verified = super::record(&r.to_string()).unwrap();
-        assert_eq!(verified.dice, dice.len());
+    fn a_record_with_an_opening_tie_a_seed_given_later_and_a_pass_verifies() {
+        let r = record(4, opening_with_a_tie);
+        let verified = super::record(&r.to_string(), None).unwrap();
+        assert_eq!(verified.dice, 6);
+        assert!(!verified.commitment_known);
+        let again = record(4, opening_thrown_again);
+        assert!(super::record(&again.to_string(), None).is_ok());
+    }
+
+    #[test]
+    fn the_commitment_must_be_the_one_published_at_new_game() {
+        let r = record(4, opening_with_a_tie);
+        let published = r["verifiable_dice"]["commitment"].as_str().unwrap();
+        let verified = super::record(&r.to_string(), Some(published)).unwrap();
+        assert!(verified.commitment_known);
+        let error = refused(&r, Some(&"0".repeat(64)));
+        assert!(error.contains("is not the one published"), "{error}");
     }
 
     #[test]
     fn a_throw_shown_that_the_dice_do_not_hold_is_refused() {
-        let (mut r, _) = record(4, opening_with_a_tie);
+        let mut r = record(4, opening_with_a_tie);
         let shown = &mut r["actions"][0]["events"][1]["opening"][0];
         *shown = json!(shown.as_u64().unwrap() % 6 + 1);
-        let error = format!("{:#}", super::record(&r.to_string()).unwrap_err());
-        assert!(error.contains("which its dice do not hold"), "{error}");
+        let error = refused(&r, None);
+        assert!(error.contains("game_started event shows"), "{error}");
+    }
+
+    #[test]
+    fn a_die_thrown_that_no_event_shows_is_refused() {
+        // Two dice more after the last roll, which no event shows.
+        let mut r = record(4, opening_with_a_tie);
+        r["actions"][1]["dice"]
+            .as_array_mut()
+            .unwrap()
+            .extend([json!(3), json!(4)]);
+        r["verifiable_dice"]["dice_thrown"] = json!(8);
+        let error = refused(&r, None);
+        assert!(
+            error.contains("it threw [3, 4], which no event shows"),
+            "{error}"
+        );
+        // The opening tie's event left out: the next throw shown is not
+        // the next dice thrown.
+        let mut r = record(4, opening_with_a_tie);
+        r["actions"][0]["events"].as_array_mut().unwrap().remove(0);
+        let error = refused(&r, None);
+        assert!(error.contains("and the next dice it threw are"), "{error}");
+    }
+
+    #[test]
+    fn a_pass_that_shows_another_throw_is_refused() {
+        let mut r = record(4, opening_with_a_tie);
+        let passed = &mut r["actions"][1]["events"][1]["dice"]["d1"];
+        *passed = json!(passed.as_u64().unwrap() % 6 + 1);
+        let error = refused(&r, None);
+        assert!(error.contains("not the throw before it"), "{error}");
+    }
+
+    #[test]
+    fn a_seed_said_to_apply_elsewhere_than_where_it_was_given_is_refused() {
+        let mut r = record(4, opening_with_a_tie);
+        r["verifiable_dice"]["black_seed_from"] = json!(6);
+        let error = refused(&r, None);
+        assert!(
+            error.contains("black gave the seed \"b\" after 4 dice"),
+            "{error}"
+        );
+        let mut r = record(4, opening_with_a_tie);
+        r["actions"][1].as_object_mut().unwrap().remove("dice_seed");
+        let error = refused(&r, None);
+        assert!(error.contains("no action of the record gave it"), "{error}");
     }
 
     #[test]
     fn a_die_left_out_of_the_record_is_refused() {
-        let (mut r, _) = record(4, opening_with_a_tie);
+        let mut r = record(4, opening_with_a_tie);
         r["actions"][1]["dice"] = json!([]);
         r["actions"][1]["events"] = json!([]);
-        let error = format!("{:#}", super::record(&r.to_string()).unwrap_err());
+        let error = refused(&r, None);
         assert!(
             error.contains("hold 4 dice, and it says Some(6)"),
             "{error}"
@@ -236,9 +421,9 @@ mod tests {
 
     #[test]
     fn a_match_in_progress_cannot_be_verified() {
-        let (mut r, _) = record(4, opening_with_a_tie);
+        let mut r = record(4, opening_with_a_tie);
         r["verifiable_dice"]["server_seed"] = json!("");
-        let error = format!("{:#}", super::record(&r.to_string()).unwrap_err());
+        let error = refused(&r, None);
         assert!(error.contains("is not over"), "{error}");
     }
 }

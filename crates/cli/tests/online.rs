@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
+use bg_api::v1 as pb;
 use bg_tests::plugin_dir;
 
 struct Server {
@@ -38,7 +39,36 @@ impl Server {
         token_key_file: Option<&Path>,
         tls: Option<bg_server::TlsFiles>,
     ) -> Server {
-        let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+        Server::launch(
+            database,
+            token_key_file,
+            tls,
+            &[("bg_standard", "libbg_standard.so")],
+        )
+    }
+
+    /// A server on SQLite with every shipped variant.
+    fn start_every_variant() -> Server {
+        Server::launch(
+            bg_server::Database::Sqlite(None),
+            None,
+            None,
+            &[
+                ("bg_standard", "libbg_standard.so"),
+                ("bg_caucasian", "libbg_caucasian.so"),
+                ("bg_plakoto", "libbg_plakoto.so"),
+                ("bg_trictrac", "libbg_trictrac.so"),
+            ],
+        )
+    }
+
+    fn launch(
+        database: bg_server::Database,
+        token_key_file: Option<&Path>,
+        tls: Option<bg_server::TlsFiles>,
+        plugins: &[(&str, &str)],
+    ) -> Server {
+        let plugins = plugin_dir(plugins);
         let data = tempfile::tempdir().unwrap();
         // A free port: bound, read, released for the server to take.
         let listen: SocketAddr = TcpListener::bind("127.0.0.1:0")
@@ -666,9 +696,23 @@ fn bgctl_verify_checks_every_die_of_a_finished_match_and_names_a_tampered_one() 
     assert!(shown.contains("match over"), "{shown}");
     assert!(shown.contains("server seed (revealed): "), "{shown}");
 
+    // Against the commitment `new` saved in the tokens file.
     let verified = run(&["verify", &game]);
     assert!(verified.starts_with("verified: all "), "{verified}");
     assert!(verified.contains(&game), "{verified}");
+    assert!(
+        verified.contains("hashes to the commitment published when the match was created"),
+        "{verified}"
+    );
+    let other_commitment = "ab".repeat(32);
+    let refused = bgctl(
+        &server,
+        &tokens,
+        &["verify", &game, "--commitment", &other_commitment],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(error.contains("is not the one published"), "{error}");
 
     // Offline, from the saved record; then with one die changed.
     let saved = dir.path().join("match.json");
@@ -725,4 +769,225 @@ fn tamper_last_roll(record: &mut serde_json::Value) -> (usize, u64) {
         }
     }
     (at, die)
+}
+
+/// Random play for the record tests: a small xorshift, so that each run
+/// plays the same choices (the dice still differ).
+struct Choices(u64);
+
+impl Choices {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Plays a whole match of `request` at random (doubles, drops and
+/// resignations now and then, every variant decision), and returns its
+/// JSON record and the commitment published at NewGame.
+async fn play_a_match(
+    addr: &str,
+    request: pb::NewGameRequest,
+    choices: &mut Choices,
+) -> (String, String) {
+    use bg_api::v1::game_service_client::GameServiceClient;
+    let mut client = GameServiceClient::connect(addr.to_string()).await.unwrap();
+    let created = client.new_game(request).await.unwrap().into_inner();
+    let tokens = [created.white_token, created.black_token];
+    let mut game = created.game.unwrap();
+    let commitment = game.verifiable_dice.clone().unwrap().commitment;
+    fn to_act<T>(message: T, game: &pb::Game, tokens: &[String; 2]) -> tonic::Request<T> {
+        let token = &tokens[usize::from(game.to_act == pb::Seat::Black as i32)];
+        let mut request = tonic::Request::new(message);
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        request
+    }
+    for _ in 0..5_000 {
+        let (id, version) = (game.game_id.clone(), game.version);
+        let double = |action: pb::DoubleAction| pb::DoubleRequest {
+            game_id: id.clone(),
+            expected_version: version,
+            action: action as i32,
+            ..Default::default()
+        };
+        let roll = pb::RollRequest {
+            game_id: id.clone(),
+            expected_version: version,
+            ..Default::default()
+        };
+        let answer = match pb::Phase::try_from(game.phase).unwrap() {
+            pb::Phase::MatchOver => break,
+            pb::Phase::Roll if game.cube.is_some() && choices.below(8) == 0 => {
+                let offer = double(pb::DoubleAction::Offer);
+                match client.double(to_act(offer, &game, &tokens)).await {
+                    // The cube may not be available: roll.
+                    Err(s) if s.code() == tonic::Code::FailedPrecondition => {
+                        client.roll(to_act(roll, &game, &tokens)).await
+                    }
+                    answer => answer,
+                }
+            }
+            pb::Phase::Roll if game.variant != "trictrac" && choices.below(60) == 0 => {
+                let resign = pb::ResignRequest {
+                    game_id: id,
+                    expected_version: version,
+                    action: pb::ResignAction::Resign as i32,
+                    ..Default::default()
+                };
+                client.resign(to_act(resign, &game, &tokens)).await
+            }
+            pb::Phase::Roll => client.roll(to_act(roll, &game, &tokens)).await,
+            pb::Phase::Move => {
+                let plays = &game.legal_plays;
+                let play = plays[choices.below(plays.len())].notation.clone();
+                let request = pb::MoveRequest {
+                    game_id: id,
+                    expected_version: version,
+                    notation: play,
+                    ..Default::default()
+                };
+                client.r#move(to_act(request, &game, &tokens)).await
+            }
+            pb::Phase::CubeOffered => {
+                let action = if choices.below(3) == 0 {
+                    pb::DoubleAction::Drop
+                } else {
+                    pb::DoubleAction::Take
+                };
+                client.double(to_act(double(action), &game, &tokens)).await
+            }
+            pb::Phase::Decision => {
+                let choices_now = &game.decision.as_ref().unwrap().choices;
+                let choice = choices_now[choices.below(choices_now.len())].clone();
+                let request = pb::DecideRequest {
+                    game_id: id,
+                    expected_version: version,
+                    choice,
+                    ..Default::default()
+                };
+                client.decide(to_act(request, &game, &tokens)).await
+            }
+            phase => panic!("unexpected phase {phase:?}"),
+        };
+        game = answer.unwrap().into_inner();
+    }
+    assert_eq!(game.phase, pb::Phase::MatchOver as i32, "the match ended");
+    let record = client
+        .export_match(pb::ExportMatchRequest {
+            game_id: game.game_id,
+            format: pb::RecordFormat::Json as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    (record.text, commitment)
+}
+
+/// Every genuine record verifies: matches of every shipped variant played
+/// at random through the server, with the cube, drops, resignations,
+/// auto-roll and its passes, automatic doubles on opening ties, tric-trac's
+/// stay or go, each checked by `bgctl verify --file` against the
+/// commitment published when it began.
+#[test]
+fn bgctl_verify_accepts_the_record_of_every_kind_of_match() {
+    let server = Server::start_every_variant();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let settings = |s: pb::MatchSettings| Some(s);
+    let cases = [
+        (
+            "standard",
+            settings(pb::MatchSettings {
+                match_length: 5,
+                auto_roll: Some(false),
+                ..Default::default()
+            }),
+        ),
+        (
+            "standard",
+            settings(pb::MatchSettings {
+                money_games: Some(4),
+                auto_doubles: 2,
+                first_move: pb::FirstMove::OpeningRoll as i32,
+                auto_roll: Some(true),
+                ..Default::default()
+            }),
+        ),
+        (
+            "standard",
+            settings(pb::MatchSettings {
+                match_length: 3,
+                cube_max: Some(0),
+                ..Default::default()
+            }),
+        ),
+        (
+            "caucasian",
+            settings(pb::MatchSettings {
+                match_length: 3,
+                ..Default::default()
+            }),
+        ),
+        (
+            "plakoto",
+            settings(pb::MatchSettings {
+                match_length: 3,
+                ..Default::default()
+            }),
+        ),
+        ("trictrac", None),
+    ];
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut choices = Choices(0x9e37_79b9_7f4a_7c15);
+    for (n, (variant, settings)) in cases.into_iter().enumerate() {
+        let request = pb::NewGameRequest {
+            variant: variant.into(),
+            settings,
+            white_seed: format!("white {n}"),
+            ..Default::default()
+        };
+        let (record, commitment) =
+            runtime.block_on(play_a_match(&server.addr, request, &mut choices));
+        // What the record holds, for the log of the run.
+        let kinds = [
+            "opening_tie",
+            "passed",
+            "decided",
+            "double_dropped",
+            "game_ended",
+        ];
+        let counts: Vec<String> = kinds
+            .iter()
+            .map(|k| {
+                format!(
+                    "{k} {}",
+                    record.matches(&format!("\"event\": \"{k}\"")).count()
+                )
+            })
+            .collect();
+        eprintln!("{variant} #{n}: {}", counts.join(", "));
+        let saved = dir.path().join(format!("{variant}-{n}.json"));
+        std::fs::write(&saved, &record).unwrap();
+        let output = bgctl(
+            &server,
+            &tokens,
+            &[
+                "verify",
+                "--file",
+                saved.to_str().unwrap(),
+                "--commitment",
+                &commitment,
+            ],
+        );
+        let verified = ok(output);
+        assert!(
+            verified.contains("hashes to the commitment published when the match was created"),
+            "{variant}: {verified}"
+        );
+    }
 }

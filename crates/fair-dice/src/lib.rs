@@ -14,8 +14,8 @@
 //!    `SHA-256(server seed)` in hex, in every snapshot of the match.
 //! 2. Each seat may give a **seat seed** (any text up to
 //!    [`MAX_SEAT_SEED_BYTES`] bytes, empty for none): when the match is
-//!    created, or later with one of its rolls, once it has seen the
-//!    commitment. A seed applies from the next die to be thrown, numbered
+//!    created, or later (once it has seen the commitment) with one of its
+//!    rolls or moves. A seed applies from the next die to be thrown, numbered
 //!    `from` (0 for one given at creation); dice before it are derived
 //!    with that seat's seed empty. Seeds and their `from` are public.
 //! 3. The match's dice form one sequence, numbered from 0 in the order the

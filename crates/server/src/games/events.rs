@@ -91,6 +91,15 @@ impl Entry {
         }
     }
 
+    /// The seed for the verifiable dice the seat gave with the action
+    /// (empty: none).
+    pub(super) fn dice_seed(&self) -> &str {
+        match self {
+            Entry::Logged(logged) => &logged.dice_seed,
+            Entry::Old(_) => "",
+        }
+    }
+
     /// The events in the engine's form. An old entry's are read back from
     /// their fields (the engine's serde form without the tag).
     pub(super) fn events(&self) -> Result<Vec<Event>, ApiError> {

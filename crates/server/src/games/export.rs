@@ -18,6 +18,8 @@ struct Action {
     by: Option<Seat>,
     /// The dice thrown in the action, in order.
     dice: Vec<u8>,
+    /// The seat's seed for the verifiable dice given with it (empty: none).
+    dice_seed: String,
     events: Vec<Event>,
 }
 
@@ -68,6 +70,7 @@ impl<S: GameStore> Games<S> {
                     version: e.version,
                     by: entry.by(),
                     dice: entry.dice().to_vec(),
+                    dice_seed: entry.dice_seed().to_string(),
                     events: entry.events()?,
                 })
             })
@@ -187,12 +190,16 @@ fn json_record(
     let actions: Vec<serde_json::Value> = actions
         .iter()
         .map(|a| {
-            json!({
+            let mut action = json!({
                 "version": a.version,
                 "by": a.by,
                 "dice": a.dice,
                 "events": a.events,
-            })
+            });
+            if !a.dice_seed.is_empty() {
+                action["dice_seed"] = json!(a.dice_seed);
+            }
+            action
         })
         .collect();
     let value = json!({

@@ -214,11 +214,16 @@ fn verifiable_dice(request: &pb::NewGameRequest) -> Result<Option<FairDice>, Api
         .and_then(|s| s.verifiable_dice)
         .unwrap_or(true);
     if !on {
-        if !request.white_seed.is_empty() || !request.black_seed.is_empty() {
-            return Err(ApiError::invalid(
-                "white_seed",
-                "seat seeds are for verifiable dice, which these settings turn off",
-            ));
+        for (field, seed) in [
+            ("white_seed", &request.white_seed),
+            ("black_seed", &request.black_seed),
+        ] {
+            if !seed.is_empty() {
+                return Err(ApiError::invalid(
+                    field,
+                    "seat seeds are for verifiable dice, which these settings turn off",
+                ));
+            }
         }
         return Ok(None);
     }
