@@ -31,17 +31,7 @@ impl ServerProcess {
         data_dir: &Path,
         extra_args: &[&str],
     ) -> ServerProcess {
-        let mut server = ServerProcess {
-            child: None,
-            addr: String::new(),
-            data_dir: data_dir.to_path_buf(),
-            plugin_dir: plugin_dir.to_path_buf(),
-            binary: binary.to_path_buf(),
-            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
-            log: None,
-        };
-        server.launch();
-        server
+        ServerProcess::launched(binary, plugin_dir, data_dir, extra_args, None)
     }
 
     /// Like [`start_with`](Self::start_with), its log written to `log`
@@ -54,6 +44,17 @@ impl ServerProcess {
         filter: &str,
         log: &Path,
     ) -> ServerProcess {
+        let log = Some((filter.to_string(), log.to_path_buf()));
+        ServerProcess::launched(binary, plugin_dir, data_dir, extra_args, log)
+    }
+
+    fn launched(
+        binary: &Path,
+        plugin_dir: &Path,
+        data_dir: &Path,
+        extra_args: &[&str],
+        log: Option<(String, PathBuf)>,
+    ) -> ServerProcess {
         let mut server = ServerProcess {
             child: None,
             addr: String::new(),
@@ -61,7 +62,7 @@ impl ServerProcess {
             plugin_dir: plugin_dir.to_path_buf(),
             binary: binary.to_path_buf(),
             extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
-            log: Some((filter.to_string(), log.to_path_buf())),
+            log,
         };
         server.launch();
         server

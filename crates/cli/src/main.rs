@@ -221,6 +221,15 @@ enum Command {
         /// One of the choices the game shows.
         choice: String,
     },
+    /// Leaves the match: it ends at once, the game in progress unscored
+    /// (a match goes to the other seat, a money session to the leader).
+    Abandon {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
+        game: String,
+        #[arg(long = "as", value_enum)]
+        seat: SeatArg,
+    },
     /// Prints the game's updates: those after a version (`--from`), then
     /// live ones as they happen.
     Watch {
@@ -659,7 +668,8 @@ async fn run_online(
                 | Command::Move { game, seat, .. }
                 | Command::Double { game, seat, .. }
                 | Command::Resign { game, seat, .. }
-                | Command::Decide { game, seat, .. } => (game.clone(), *seat),
+                | Command::Decide { game, seat, .. }
+                | Command::Abandon { game, seat } => (game.clone(), *seat),
                 _ => unreachable!("offline commands are handled before"),
             };
             let Some(game_id) = tokens.resolve(&game_id)? else {
@@ -783,6 +793,18 @@ async fn run_online(
                                 expected_version: version,
                                 request_id,
                                 choice,
+                            },
+                            &token,
+                        )?)
+                        .await
+                }
+                Command::Abandon { .. } => {
+                    client
+                        .abandon(authorized(
+                            pb::AbandonRequest {
+                                game_id,
+                                expected_version: version,
+                                request_id,
                             },
                             &token,
                         )?)

@@ -98,6 +98,7 @@ pub fn describe_event(event: &pb::GameEvent, boards: Option<(&pb::Board, &pb::Bo
             level_words(detail["level"].as_u64().unwrap_or_default())
         ),
         "resignation_declined" => format!("{seat} declines the resignation"),
+        "match_abandoned" => format!("{seat} abandons the match"),
         "last_roll" => format!("{seat} has one last roll to draw the game"),
         "game_ended" => game_ended(&detail["result"]),
         "match_ended" => {

@@ -101,7 +101,8 @@ action_requests!(
     pb::MoveRequest => |r| &r.dice_seed,
     pb::DoubleRequest => |_r| "",
     pb::ResignRequest => |_r| "",
-    pb::DecideRequest => |_r| ""
+    pb::DecideRequest => |_r| "",
+    pb::AbandonRequest => |_r| ""
 );
 
 type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::GameUpdate, Status>> + Send>>;
@@ -242,6 +243,13 @@ impl<S: GameStore> GameService for Service<S> {
             choice: r.choice.clone(),
         });
         self.act("Decide", &request, command).await
+    }
+
+    async fn abandon(
+        &self,
+        request: Request<pb::AbandonRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        self.act("Abandon", &request, Ok(Command::Abandon)).await
     }
 
     type WatchGameStream = WatchStream;

@@ -12,7 +12,7 @@ use bg_tests::server::ServerProcess;
 use common::*;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use tonic::Code;
+use tonic::{Code, Request};
 use tonic_types::StatusExt;
 
 fn is_over(game: &pb::Game) -> bool {
@@ -286,6 +286,15 @@ async fn a_whole_match_verifies_and_the_server_seed_shows_nowhere_before_it_ends
     );
 }
 
+/// A move of the first legal play, carrying `seed`.
+fn seeded_move(g: &Game, seed: &str, request_id: &str) -> Request<pb::MoveRequest> {
+    let request = pb::MoveRequest {
+        dice_seed: seed.into(),
+        ..move_request(g, &g.game.legal_plays[0].notation, request_id)
+    };
+    with_token(request, g.to_act_token())
+}
+
 /// Seeds where they cannot apply are refused, naming the field, and
 /// change nothing; a seed given with a move (a seat auto-roll throws for)
 /// applies from the next die; a retried seeded roll gets its first answer,
@@ -325,12 +334,8 @@ async fn a_seed_that_cannot_apply_is_refused_and_changes_nothing() {
         plain.game.settings.as_ref().and_then(|s| s.verifiable_dice),
         Some(false)
     );
-    let seeded_move = pb::MoveRequest {
-        dice_seed: "s".into(),
-        ..move_request(&plain, &plain.game.legal_plays[0].notation, "")
-    };
     let refused = client
-        .r#move(with_token(seeded_move, plain.to_act_token()))
+        .r#move(seeded_move(&plain, "s", ""))
         .await
         .unwrap_err();
     invalid(refused, "dice_seed");
@@ -366,16 +371,18 @@ async fn a_seed_that_cannot_apply_is_refused_and_changes_nothing() {
     seeded_roll.get_mut().dice_seed = "late".into();
     let refused = client.roll(seeded_roll).await.unwrap_err();
     invalid(refused, "dice_seed");
-    let seeded_move = pb::MoveRequest {
-        dice_seed: "again".into(),
-        ..move_request(&g, &g.game.legal_plays[0].notation, "")
-    };
     let refused = client
-        .r#move(with_token(seeded_move, g.to_act_token()))
+        .r#move(seeded_move(&g, "again", ""))
         .await
         .unwrap_err();
+    // It names the seat that gave a seed already.
+    let seat = if g.game.to_act == pb::Seat::White as i32 {
+        "white has given a seed already"
+    } else {
+        "black has given a seed already"
+    };
+    assert!(refused.message().contains(seat), "{refused:?}");
     invalid(refused, "dice_seed");
-    assert!(refused_message_names_the_seat(&client, &g).await);
     assert_eq!(get_game(&mut client, &g).await, g.game);
 
     // Cubeless: auto-roll throws for the next seat, so the mover gives its
@@ -386,12 +393,8 @@ async fn a_seed_that_cannot_apply_is_refused_and_changes_nothing() {
     };
     let g = new_game(&mut client, cubeless).await;
     let before = g.game.verifiable_dice.clone().unwrap();
-    let seeded_move = pb::MoveRequest {
-        dice_seed: "mover's seed".into(),
-        ..move_request(&g, &g.game.legal_plays[0].notation, "seeded-move")
-    };
     let moved = client
-        .r#move(with_token(seeded_move.clone(), g.to_act_token()))
+        .r#move(seeded_move(&g, "mover's seed", "seeded-move"))
         .await
         .unwrap()
         .into_inner();
@@ -408,37 +411,87 @@ async fn a_seed_that_cannot_apply_is_refused_and_changes_nothing() {
     // The retry gets the first answer; another seed under that id is
     // another request.
     let retried = client
-        .r#move(with_token(seeded_move.clone(), g.to_act_token()))
+        .r#move(seeded_move(&g, "mover's seed", "seeded-move"))
         .await
         .unwrap()
         .into_inner();
     assert_eq!(retried, moved);
-    let other_seed = pb::MoveRequest {
-        dice_seed: "another seed".into(),
-        ..seeded_move
-    };
     let refused = client
-        .r#move(with_token(other_seed, g.to_act_token()))
+        .r#move(seeded_move(&g, "another seed", "seeded-move"))
         .await
         .unwrap_err();
     assert_eq!(reason(&refused), "REQUEST_ID_REUSED", "{refused:?}");
 }
 
-/// The "already given" refusal names the seat that gave it.
-async fn refused_message_names_the_seat(client: &Client, g: &Game) -> bool {
-    let mut client = client.clone();
-    let seeded_move = pb::MoveRequest {
-        dice_seed: "again".into(),
-        ..move_request(g, &g.game.legal_plays[0].notation, "")
+/// A match left part-way reveals its seed too: Abandon (by the seat not
+/// on turn) ends it at once, the other seat wins by forfeit, the game in
+/// progress unscored, and every die thrown verifies; nothing more can be
+/// done in it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_abandoned_match_ends_at_once_and_reveals_its_seed() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(
+        &mut client,
+        pb::MatchSettings {
+            match_length: 5,
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut rng = StdRng::seed_from_u64(3);
+    for _ in 0..6 {
+        step(&mut client, &mut g, &mut rng).await;
+    }
+    let leaver = other(g.game.to_act);
+    let abandon = |g: &Game, token: &str| {
+        with_token(
+            pb::AbandonRequest {
+                game_id: g.id(),
+                expected_version: g.game.version,
+                request_id: String::new(),
+            },
+            token,
+        )
     };
+    let over = client
+        .abandon(abandon(&g, g.token_of(leaver)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(over.phase, pb::Phase::MatchOver as i32);
+    assert_eq!(over.version, g.game.version + 1);
+    assert_eq!(over.match_winner, other(leaver), "{over:?}");
+    assert!(
+        over.results.is_empty(),
+        "the game in progress is not scored"
+    );
+    let kinds: Vec<&str> = over.last_events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["match_abandoned", "match_ended"]);
+
+    let proof = over.verifiable_dice.clone().unwrap();
+    let record = export_json(&mut client, &g.id()).await;
+    let dice: Vec<u8> = record["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["dice"].as_array().cloned().unwrap_or_default())
+        .map(|d| d.as_u64().unwrap() as u8)
+        .collect();
+    assert_eq!(dice.len() as u64, proof.dice_thrown);
+    assert_eq!(
+        bg_fair_dice::verify(
+            &proof.commitment,
+            &proof.server_seed,
+            &SeatSeeds::default(),
+            &dice
+        ),
+        Ok(())
+    );
+    g.game = over;
     let refused = client
-        .r#move(with_token(seeded_move, g.to_act_token()))
+        .abandon(abandon(&g, g.token_of(other(leaver))))
         .await
         .unwrap_err();
-    let seat = if g.game.to_act == pb::Seat::White as i32 {
-        "white"
-    } else {
-        "black"
-    };
-    refused.message().to_lowercase().contains(seat)
+    assert_eq!(reason(&refused), "MATCH_OVER", "{refused:?}");
 }

@@ -296,6 +296,29 @@ impl Match {
         self.start_game(rules, dice, events)
     }
 
+    /// `seat` leaves the match: it ends at once, as it stands. The game in
+    /// progress is not scored (whatever waits in it, a double, an offer,
+    /// a decision, a last roll, lapses); a match to N points goes to the
+    /// other seat, by forfeit, and a money session to whoever leads.
+    pub(super) fn abandon(&mut self, seat: Seat, events: &mut Vec<Event>) {
+        self.dice = None;
+        self.pending_double = None;
+        self.resignation = None;
+        self.pending_decision = None;
+        self.pending_win = None;
+        self.phase = Phase::MatchOver;
+        self.winner = if self.settings.is_money() {
+            self.leader()
+        } else {
+            Some(seat.other())
+        };
+        events.push(Event::MatchAbandoned { seat });
+        events.push(Event::MatchEnded {
+            winner: self.winner,
+            score: self.score,
+        });
+    }
+
     /// docs/rules.md §1.6: the game after a player first reaches N-1 (the other
     /// not) is the Crawford game; a drawn Crawford game is replayed as one.
     fn update_crawford(&mut self, result: &GameResult) {

@@ -288,6 +288,11 @@ pub enum Command {
     Decide {
         choice: String,
     },
+    /// Leave the match: it ends at once, in any phase, as it stands
+    /// (either seat may, whoever is on turn). No game in progress is
+    /// scored; a match to N points goes to the other seat, by forfeit; a
+    /// money session to whoever leads (no one on a tie).
+    Abandon,
 }
 
 /// The phase of a match: what happens next, and who acts.
@@ -468,6 +473,11 @@ pub enum Event {
         winner: Option<Seat>,
         score: [u32; 2],
     },
+    /// A seat left the match (followed by `MatchEnded`); the game in
+    /// progress was not scored.
+    MatchAbandoned {
+        seat: Seat,
+    },
 }
 
 /// Why a command was refused. Nothing changes when a command is refused.
@@ -646,6 +656,7 @@ impl Match {
             }
             Command::DeclineResignation => next.decline_resignation(seat, &mut events)?,
             Command::Decide { choice } => next.decide(seat, choice, rules, dice, &mut events)?,
+            Command::Abandon => next.abandon(seat, &mut events),
         }
         if !events.is_empty() {
             next.auto_roll(rules, dice, &mut events)?;

@@ -255,6 +255,59 @@ fn a_refused_command_changes_nothing() {
     }
 }
 
+/// Abandoning ends the match at once, whoever is on turn and whatever
+/// waits: a match goes to the other seat by forfeit, a money session to
+/// whoever leads; the game in progress is not scored, and nothing more
+/// can be done.
+#[test]
+fn an_abandoned_match_is_over_at_once_and_goes_to_the_other_seat() {
+    let (mut game, mut dice) = started(settings(5, ResignMode::Offer));
+    act(
+        &mut game,
+        Seat::White,
+        Command::Resign { level: Some(1) },
+        &mut dice,
+    );
+    // Black, asked to answer the offer, leaves instead.
+    let events = act(&mut game, Seat::Black, Command::Abandon, &mut dice);
+    assert_eq!(
+        events,
+        [
+            Event::MatchAbandoned { seat: Seat::Black },
+            Event::MatchEnded {
+                winner: Some(Seat::White),
+                score: [0, 0],
+            },
+        ]
+    );
+    assert_eq!(game.phase, Phase::MatchOver);
+    assert_eq!(game.winner, Some(Seat::White));
+    assert!(
+        game.results.is_empty(),
+        "the game in progress is not scored"
+    );
+    assert!(game.resignation.is_none() && game.dice.is_none());
+    game.check().unwrap();
+    let again = game.apply(Seat::White, &Command::Abandon, &Race, &mut dice);
+    assert_eq!(again, Err(GameError::MatchOver));
+
+    // A money session: the leader wins it (here black, after a drop),
+    // even when the leader is the one who leaves.
+    let (mut game, mut dice) = started(settings(0, ResignMode::ByPosition));
+    game.settings.money_games = 0;
+    act(&mut game, Seat::White, play(), &mut dice);
+    act(&mut game, Seat::Black, Command::Double, &mut dice);
+    dice.0.extend([5, 2]);
+    act(&mut game, Seat::White, Command::Drop, &mut dice);
+    assert_eq!(game.score, [0, 1]);
+    act(&mut game, Seat::Black, Command::Abandon, &mut dice);
+    assert_eq!(
+        (game.phase, game.winner),
+        (Phase::MatchOver, Some(Seat::Black))
+    );
+    assert_eq!(game.results.len(), 1);
+}
+
 fn cubeless(auto_roll: Option<bool>) -> MatchSettings {
     MatchSettings {
         cube: CubeLimit::Off,
