@@ -108,7 +108,9 @@ pub async fn connect(transport: &Transport, addr: &str) -> Result<Client> {
 
 /// Seat tokens kept between invocations, so two terminals can play one
 /// game: `{ game_id: { "white": token, "black": token, "commitment":
-/// hex } }` (the commitment of a match's verifiable dice, for `verify`).
+/// hex, "white_seed": text, "black_seed": text } }` (for `verify`: the
+/// commitment of a match's verifiable dice, and the seeds given through
+/// bgctl).
 #[derive(Default, Serialize, Deserialize)]
 pub struct Tokens(BTreeMap<String, BTreeMap<String, String>>);
 
@@ -203,6 +205,16 @@ impl Tokens {
 
     pub fn commitment(&self, game_id: &str) -> Option<String> {
         self.0.get(game_id)?.get("commitment").cloned()
+    }
+
+    /// The seed `seat` gave for the verifiable dice through bgctl.
+    pub fn set_seed(&mut self, game_id: &str, seat: &str, seed: &str) {
+        let game = self.0.entry(game_id.to_string()).or_default();
+        game.insert(format!("{seat}_seed"), seed.into());
+    }
+
+    pub fn seed(&self, game_id: &str, seat: &str) -> Option<String> {
+        self.0.get(game_id)?.get(&format!("{seat}_seed")).cloned()
     }
 
     pub fn get(&self, game_id: &str, seat: &str) -> Result<String> {
@@ -422,10 +434,14 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
         ));
     }
     if game.phase == pb::Phase::MatchOver as i32 {
-        out.push_str(&format!(
-            "match over: {} wins\n",
-            seat_name(game.match_winner)
-        ));
+        if game.match_winner == pb::Seat::Unspecified as i32 {
+            out.push_str("match over: no winner (the score is tied)\n");
+        } else {
+            out.push_str(&format!(
+                "match over: {} wins\n",
+                seat_name(game.match_winner)
+            ));
+        }
     }
     out
 }

@@ -10,7 +10,7 @@ mod offline;
 mod verify;
 mod words;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use bg_api::v1 as pb;
@@ -221,8 +221,9 @@ enum Command {
         /// One of the choices the game shows.
         choice: String,
     },
-    /// Leaves the match: it ends at once, the game in progress unscored
-    /// (a match goes to the other seat, a money session to the leader).
+    /// Leaves the match: the game in progress is conceded as resigning
+    /// would concede it, and the match ends at once (a match goes to the
+    /// other seat, a money session to the leader).
     Abandon {
         /// The game id, or any start or end of it that is one game's in
         /// the tokens file.
@@ -273,6 +274,13 @@ enum Command {
         /// saved in the tokens file, if it made the match.
         #[arg(long, value_name = "HEX")]
         commitment: Option<String>,
+        /// White's seed as white gave it ("" for none); default: the one
+        /// given through bgctl, if any (saved in the tokens file).
+        #[arg(long, value_name = "TEXT")]
+        white_seed: Option<String>,
+        /// Black's seed, as `--white-seed`.
+        #[arg(long, value_name = "TEXT")]
+        black_seed: Option<String>,
     },
     /// Lists the variant plugins in the plugin folder (offline), and the files skipped.
     Plugins,
@@ -378,12 +386,22 @@ fn run() -> Result<()> {
         Command::Verify {
             file: Some(file),
             commitment,
+            white_seed,
+            black_seed,
             ..
         } => {
             let record = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            let tokens = Tokens::load(&cli.tokens.clone().unwrap_or_else(Tokens::default_path))?;
-            print_verified(&record, commitment, &tokens)
+            // The tokens file only for what `bgctl new` saved: an
+            // unreadable one is no reason not to check the file.
+            let tokens = Tokens::load(&cli.tokens.clone().unwrap_or_else(Tokens::default_path))
+                .unwrap_or_default();
+            let given = Given {
+                commitment,
+                white_seed,
+                black_seed,
+            };
+            print_verified(&record, given, &tokens, &cli.plugin_dir)
         }
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
         Command::Jans { variant, corpus } => offline::jans(&cli.plugin_dir, &variant, &corpus),
@@ -430,7 +448,13 @@ fn run() -> Result<()> {
             let runtime = tokio::runtime::Runtime::new()?;
             let tokens = cli.tokens.clone().unwrap_or_else(Tokens::default_path);
             let transport = transport?;
-            runtime.block_on(run_online(&transport, &cli.addr, &tokens, online))
+            runtime.block_on(run_online(
+                &transport,
+                &cli.addr,
+                &tokens,
+                &cli.plugin_dir,
+                online,
+            ))
         }
     }
 }
@@ -450,29 +474,75 @@ impl Cli {
     }
 }
 
-/// Checks a JSON record's dice and says so; a mismatch is an error.
-fn print_verified(record: &str, commitment: Option<String>, tokens: &Tokens) -> Result<()> {
-    // The commitment the user saw at NewGame: given, or saved by `new`.
+/// What `bgctl verify` was told on its command line.
+struct Given {
+    commitment: Option<String>,
+    white_seed: Option<String>,
+    black_seed: Option<String>,
+}
+
+/// Checks a JSON record's dice against what the user knows (given on the
+/// command line, else saved by bgctl in the tokens file, and the
+/// variant's plugin in the plugin folder) and says what it checked; a
+/// mismatch is an error.
+fn print_verified(record: &str, given: Given, tokens: &Tokens, plugin_dir: &Path) -> Result<()> {
     let game_id = serde_json::from_str::<serde_json::Value>(record)
         .ok()
         .and_then(|r| {
             r.get("game_id")
                 .and_then(|id| id.as_str())
                 .map(String::from)
-        });
-    let known = commitment.or_else(|| game_id.and_then(|id| tokens.commitment(&id)));
-    let verified = verify::record(record, known.as_deref()).context("NOT verified")?;
+        })
+        .unwrap_or_default();
+    let opening = match verify::variant_of(record) {
+        Some((variant, options)) => offline::opening_rule(plugin_dir, &variant, &options)?,
+        None => None,
+    };
+    let known = verify::Known {
+        commitment: given.commitment.or_else(|| tokens.commitment(&game_id)),
+        white_seed: given.white_seed.or_else(|| tokens.seed(&game_id, "white")),
+        black_seed: given.black_seed.or_else(|| tokens.seed(&game_id, "black")),
+        opening,
+    };
+    let verified = verify::record(record, &known).context("NOT verified")?;
+    let seed = |s: &bg_fair_dice::SeatSeed, known: &Option<String>| {
+        let told = if known.is_some() { ", as given" } else { "" };
+        match (s.seed.as_str(), s.from) {
+            ("", _) => format!("none{told}"),
+            (seed, from) => format!("{seed:?} from die {from}{told}"),
+        }
+    };
     println!(
-        "verified: all {} dice of match {} are the ones its seeds give ({}), and the server seed it revealed hashes to {}",
-        verified.dice,
-        verified.game_id,
-        verified.scheme,
-        if verified.commitment_known {
+        "verified: all {} dice of match {} are the ones its seeds give ({})",
+        verified.dice, verified.game_id, verified.scheme
+    );
+    println!(
+        "  the server seed it revealed hashes to {}",
+        if known.commitment.is_some() {
             "the commitment published when the match was created"
         } else {
-            "the record's commitment (give --commitment to check it is the one published when the match was created)"
+            "the record's commitment (give --commitment to check it against the one published when the match was created)"
         }
     );
+    let unchecked = known.white_seed.is_none() || known.black_seed.is_none();
+    println!(
+        "  seeds: white {}, black {}{}",
+        seed(&verified.seeds.white, &known.white_seed),
+        seed(&verified.seeds.black, &known.black_seed),
+        if unchecked {
+            " (give --white-seed/--black-seed to check a seed you gave)"
+        } else {
+            ""
+        }
+    );
+    match known.opening {
+        Some(_) => println!("  opening rule: the {} plugin's", verified.variant),
+        None => println!(
+            "  opening rule: as the record states it (no {} plugin in {} to check it against)",
+            verified.variant,
+            plugin_dir.display()
+        ),
+    }
     Ok(())
 }
 
@@ -489,6 +559,7 @@ async fn run_online(
     transport: &Transport,
     addr: &str,
     tokens_path: &std::path::Path,
+    plugin_dir: &Path,
     command: Command,
 ) -> Result<()> {
     let mut client = connect(transport, addr).await?;
@@ -574,6 +645,11 @@ async fn run_online(
             tokens.insert(&game.game_id, &response.white_token, &response.black_token);
             if let Some(dice) = &game.verifiable_dice {
                 tokens.set_commitment(&game.game_id, &dice.commitment);
+                for (seat, seed) in [("white", &dice.white_seed), ("black", &dice.black_seed)] {
+                    if !seed.is_empty() {
+                        tokens.set_seed(&game.game_id, seat, seed);
+                    }
+                }
             }
             tokens.save(tokens_path)?;
             print!("{}", render(&game));
@@ -614,7 +690,11 @@ async fn run_online(
             print!("{}", record.text);
         }
         Command::Verify {
-            game, commitment, ..
+            game,
+            commitment,
+            white_seed,
+            black_seed,
+            ..
         } => {
             let game = game.context("give a game id, or --file")?;
             let record = client
@@ -626,7 +706,12 @@ async fn run_online(
                 .await
                 .map_err(explain)?
                 .into_inner();
-            print_verified(&record.text, commitment, &tokens)?;
+            let given = Given {
+                commitment,
+                white_seed,
+                black_seed,
+            };
+            print_verified(&record.text, given, &tokens, plugin_dir)?;
         }
         Command::Show { game } => {
             let game = client
@@ -711,6 +796,13 @@ async fn run_online(
             }
             let version = current.version;
             let request_id = uuid_like();
+            // A seed given for the verifiable dice, kept for `verify`.
+            let seed_given = match &action {
+                Command::Roll { dice_seed, .. } | Command::Move { dice_seed, .. } => {
+                    dice_seed.clone()
+                }
+                _ => String::new(),
+            };
             let game = match action {
                 Command::Roll { dice_seed, .. } => {
                     client
@@ -814,6 +906,11 @@ async fn run_online(
             }
             .map_err(explain)?
             .into_inner();
+            if !seed_given.is_empty() {
+                let mut tokens = Tokens::load(tokens_path)?;
+                tokens.set_seed(&game.game_id, seat.name(), &seed_given);
+                tokens.save(tokens_path)?;
+            }
             print!("{}", render_after(current.board.as_ref(), &game));
         }
     }

@@ -29,6 +29,34 @@ fn variant(plugin_dir: &Path, name: &str) -> Result<Arc<Plugin>> {
     })
 }
 
+/// The opening rule of `variant` with these options, as its plugin in the
+/// folder says (for `verify`): None when the folder has no such variant.
+pub fn opening_rule(
+    plugin_dir: &Path,
+    variant: &str,
+    options: &std::collections::BTreeMap<String, String>,
+) -> Result<Option<&'static str>> {
+    // No folder (the default one outside a checkout): nothing to ask, and
+    // nothing to warn about.
+    if !plugin_dir.is_dir() {
+        return Ok(None);
+    }
+    let host = PluginHost::new(plugin_dir);
+    if host.scan().is_err() {
+        return Ok(None);
+    }
+    let Some(plugin) = host.get(variant) else {
+        return Ok(None);
+    };
+    let setup = plugin
+        .new_game(options)
+        .with_context(|| format!("the {variant} plugin refuses the record's options"))?;
+    Ok(Some(match setup.opening {
+        bg_engine::game::Opening::PlayOpeningDice => "play_opening_dice",
+        bg_engine::game::Opening::ThrowAgain => "throw_again",
+    }))
+}
+
 pub fn plugins(plugin_dir: &Path) -> Result<()> {
     let host = PluginHost::new(plugin_dir);
     let report = host.scan()?;

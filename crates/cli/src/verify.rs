@@ -9,24 +9,52 @@ use anyhow::{Context, Result, bail};
 use bg_fair_dice::{SeatSeeds, Side};
 use serde_json::Value;
 
+/// What the user knows of the match without the record (the record is the
+/// server's word; these are not): each is checked when given.
+#[derive(Debug, Default)]
+pub struct Known {
+    /// The commitment published when the match was created.
+    pub commitment: Option<String>,
+    /// Each seat's seed, as it gave it (empty: it gave none).
+    pub white_seed: Option<String>,
+    pub black_seed: Option<String>,
+    /// The variant's opening rule, from its plugin ("play_opening_dice"
+    /// or "throw_again").
+    pub opening: Option<&'static str>,
+}
+
 /// What a record's check found, when every die is right.
 #[derive(Debug)]
 pub struct Verified {
     pub game_id: String,
+    pub variant: String,
     pub dice: usize,
     pub scheme: String,
-    /// Whether the commitment was compared with one the user saw (given,
-    /// or saved by `bgctl new`), not only with the record's own.
-    pub commitment_known: bool,
+    pub seeds: SeatSeeds,
 }
 
-/// Checks a JSON match record (`bgctl export --format json`): the revealed
-/// server seed hashes to the commitment (the record's, and `commitment`
-/// when the user knows the one published at NewGame); each seat's seed
-/// applies from the die the action that gave it came to; every die of the
-/// actions, in order, is the one the seeds give; and every die thrown is
-/// shown by an event of its action, every throw shown is among the dice.
-pub fn record(text: &str, commitment: Option<&str>) -> Result<Verified> {
+/// The variant and options a record names (to find the variant's plugin).
+pub fn variant_of(text: &str) -> Option<(String, std::collections::BTreeMap<String, String>)> {
+    let record: Value = serde_json::from_str(text).ok()?;
+    let variant = record.get("variant")?.as_str()?.to_string();
+    let options = record
+        .get("options")?
+        .as_object()?
+        .iter()
+        .map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect::<Option<_>>()?;
+    Some((variant, options))
+}
+
+/// Checks a JSON match record (`bgctl export --format json`) against what
+/// the user knows: the revealed server seed hashes to the commitment
+/// (`known.commitment` when given); each seat's seed is the one it gave
+/// (when known) and applies from the die the action that gave it came
+/// to; every die of the actions, in order, is the one the seeds give; and
+/// every die thrown is shown by an event of its action, every throw shown
+/// is the dice thrown, by the variant's opening rule (the plugin's, when
+/// known).
+pub fn record(text: &str, known: &Known) -> Result<Verified> {
     let record: Value = serde_json::from_str(text).context("not a JSON match record")?;
     let game_id = field(&record, "game_id")?.to_string();
     let proof = match record.get("verifiable_dice") {
@@ -47,7 +75,7 @@ pub fn record(text: &str, commitment: Option<&str>) -> Result<Verified> {
         );
     }
     let recorded_commitment = text_of("commitment")?;
-    if let Some(known) = commitment
+    if let Some(known) = &known.commitment
         && !known.trim().eq_ignore_ascii_case(recorded_commitment)
     {
         bail!(
@@ -65,13 +93,35 @@ pub fn record(text: &str, commitment: Option<&str>) -> Result<Verified> {
                 .unwrap_or(0)
         );
     }
+    let opening = match text_of("opening")? {
+        "play_opening_dice" => Opening::Play,
+        "throw_again" => Opening::ThrowAgain,
+        other => bail!("the record's opening rule {other:?} is none this bgctl knows"),
+    };
+    if let Some(rule) = known.opening
+        && rule != text_of("opening")?
+    {
+        bail!(
+            "the record says the variant's opening is {:?}; its plugin says {rule:?}",
+            text_of("opening")?
+        );
+    }
     let mut seeds = SeatSeeds::default();
-    for (side, name) in [(Side::White, "white"), (Side::Black, "black")] {
+    for (side, name, given) in [
+        (Side::White, "white", &known.white_seed),
+        (Side::Black, "black", &known.black_seed),
+    ] {
         let from = proof
             .get(&format!("{name}_seed_from"))
             .map_or(Some(0), Value::as_u64)
             .with_context(|| format!("the record's {name}_seed_from is not a die number"))?;
-        seeds.give(side, text_of(&format!("{name}_seed"))?, from)?;
+        let seed = text_of(&format!("{name}_seed"))?;
+        if let Some(given) = given
+            && given != seed
+        {
+            bail!("{name} gave the seed {given:?}, and the record says {seed:?}");
+        }
+        seeds.give(side, seed, from)?;
     }
     let actions = record
         .get("actions")
@@ -90,7 +140,7 @@ pub fn record(text: &str, commitment: Option<&str>) -> Result<Verified> {
             .get("events")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        check_shown(&thrown, events, &mut last_throw)
+        check_shown(&thrown, events, opening, &mut last_throw)
             .with_context(|| format!("version {version} (dice {thrown:?})"))?;
         dice.extend(thrown);
     }
@@ -113,10 +163,23 @@ pub fn record(text: &str, commitment: Option<&str>) -> Result<Verified> {
     bg_fair_dice::verify(recorded_commitment, server_seed, &seeds, &dice)?;
     Ok(Verified {
         game_id,
+        variant: record
+            .get("variant")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         dice: dice.len(),
         scheme: scheme.to_string(),
-        commitment_known: commitment.is_some(),
+        seeds,
     })
+}
+
+/// How a variant's games begin: the starter plays the opening throw, or
+/// throws afresh.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    Play,
+    ThrowAgain,
 }
 
 fn field<'a>(record: &'a Value, name: &str) -> Result<&'a str> {
@@ -171,12 +234,10 @@ fn check_seed_given(
 enum Shown {
     /// A throw made here: an opening tie, a game's opening throw, a roll.
     Thrown,
-    /// The throw shown last, again: a pass shows the roll it passes.
+    /// The throw shown last, again: a pass shows the roll it passes, and
+    /// where the variant plays the opening throw, the starter's roll right
+    /// after the game's start shows that throw (larger die first).
     Again,
-    /// A roll right after a game's opening throw, showing its dice larger
-    /// first: the opening throw itself where the variant plays it, or a
-    /// throw of its own (auto-roll, where the starter throws again).
-    OpeningRoll,
 }
 
 /// Every die an action threw is shown by one of its events, in the order
@@ -184,25 +245,16 @@ enum Shown {
 /// players saw are the dice verified, and no die was thrown unseen.
 /// `last` is the throw shown last, in this action or an earlier one (a
 /// pass may come with a later action: tric-trac's stay or go).
-fn check_shown(thrown: &[u8], events: &[Value], last: &mut Option<[u8; 2]>) -> Result<()> {
-    let shown: Vec<(Shown, [u8; 2], &str)> = shown_throws(events);
+fn check_shown(
+    thrown: &[u8],
+    events: &[Value],
+    opening: Opening,
+    last: &mut Option<[u8; 2]>,
+) -> Result<()> {
     let mut rest = thrown;
-    for (i, &(how, pair, kind)) in shown.iter().enumerate() {
-        let made_here = match how {
-            Shown::Thrown => true,
-            Shown::Again => false,
-            // The dice left tell which: a throw of its own leaves two
-            // more dice than the throws after it need.
-            Shown::OpeningRoll => {
-                let needed = 2 * shown[i + 1..]
-                    .iter()
-                    .filter(|(how, ..)| *how == Shown::Thrown)
-                    .count();
-                rest.len() >= needed + 2
-            }
-        };
-        if made_here {
-            match rest {
+    for (how, pair, kind) in shown_throws(events, opening) {
+        match how {
+            Shown::Thrown => match rest {
                 [a, b, tail @ ..] if [*a, *b] == pair => {
                     rest = tail;
                     *last = Some(pair);
@@ -212,13 +264,16 @@ fn check_shown(thrown: &[u8], events: &[Value], last: &mut Option<[u8; 2]>) -> R
                     pair[0],
                     pair[1]
                 ),
+            },
+            Shown::Again => {
+                if !last.is_some_and(|l| l == pair || l == [pair[1], pair[0]]) {
+                    bail!(
+                        "its {kind} event shows {}-{}, which is not the throw before it ({last:?})",
+                        pair[0],
+                        pair[1]
+                    );
+                }
             }
-        } else if !last.is_some_and(|l| l == pair || l == [pair[1], pair[0]]) {
-            bail!(
-                "its {kind} event shows {}-{}, which is not the throw before it ({last:?})",
-                pair[0],
-                pair[1]
-            );
         }
     }
     if !rest.is_empty() {
@@ -229,7 +284,7 @@ fn check_shown(thrown: &[u8], events: &[Value], last: &mut Option<[u8; 2]>) -> R
 
 /// The throws the events show, each with how it shows it and the event's
 /// kind.
-fn shown_throws(events: &[Value]) -> Vec<(Shown, [u8; 2], &str)> {
+fn shown_throws(events: &[Value], opening: Opening) -> Vec<(Shown, [u8; 2], &str)> {
     let die = |v: Option<&Value>| v.and_then(Value::as_u64).and_then(|d| u8::try_from(d).ok());
     let pair = |v: Option<&Value>| match v {
         // A roll or a pass: {"d1", "d2"}, in the order thrown.
@@ -239,23 +294,20 @@ fn shown_throws(events: &[Value]) -> Vec<(Shown, [u8; 2], &str)> {
         _ => None,
     };
     let mut shown = Vec::new();
-    let mut opening: Option<[u8; 2]> = None;
+    let mut after_opening = false;
     for event in events {
         let kind = event.get("event").and_then(Value::as_str).unwrap_or("?");
         let throw = match kind {
             "opening_tie" => pair(event.get("dice")).map(|p| (Shown::Thrown, p)),
             "game_started" => pair(event.get("opening")).map(|p| (Shown::Thrown, p)),
-            "rolled" => pair(event.get("dice")).map(|p| match opening {
-                Some([w, b]) if p == [w.max(b), w.min(b)] => (Shown::OpeningRoll, p),
-                _ => (Shown::Thrown, p),
-            }),
+            "rolled" if after_opening && opening == Opening::Play => {
+                pair(event.get("dice")).map(|p| (Shown::Again, p))
+            }
+            "rolled" => pair(event.get("dice")).map(|p| (Shown::Thrown, p)),
             "passed" => pair(event.get("dice")).map(|p| (Shown::Again, p)),
             _ => None,
         };
-        opening = match (kind, throw) {
-            ("game_started", Some((_, p))) => Some(p),
-            _ => None,
-        };
+        after_opening = kind == "game_started" && throw.is_some();
         if let Some((how, p)) = throw {
             shown.push((how, p, kind));
         }
@@ -273,10 +325,10 @@ mod tests {
         json!({"event": "rolled", "dice": {"d1": d[0], "d2": d[1]}})
     }
 
-    /// A finished match's record: a first action whose dice are the first
-    /// `n` the seeds give, with these events, then a roll black gives its
-    /// seed with, which passes.
-    fn record(n: usize, events: impl Fn(&[u8]) -> Value) -> Value {
+    /// A finished match's record of a variant with this opening rule: a
+    /// first action whose dice are the first `n` the seeds give, with
+    /// these events, then a roll black gives its seed with, which passes.
+    fn record_of(opening: &str, n: usize, events: impl Fn(&[u8]) -> Value) -> Value {
         let mut fair = FairDice {
             server: ServerSeed([3; 32]),
             seeds: SeatSeeds::new("w", "").unwrap(),
@@ -289,6 +341,7 @@ mod tests {
             "game_id": "g",
             "verifiable_dice": {
                 "scheme": bg_fair_dice::SCHEME,
+                "opening": opening,
                 "commitment": fair.server.commitment(),
                 "white_seed": "w", "white_seed_from": 0,
                 "black_seed": "b", "black_seed_from": n,
@@ -303,6 +356,11 @@ mod tests {
                 ]},
             ],
         })
+    }
+
+    /// The record of a variant that plays the opening throw.
+    fn record(n: usize, events: impl Fn(&[u8]) -> Value) -> Value {
+        record_of("play_opening_dice", n, events)
     }
 
     /// An opening tie thrown again: the tie's dice, then the opening
@@ -325,30 +383,34 @@ mod tests {
         ])
     }
 
-    fn refused(r: &Value, commitment: Option<&str>) -> String {
-        format!(
-            "{:#}",
-            super::record(&r.to_string(), commitment).unwrap_err()
-        )
+    fn refused(r: &Value, known: &Known) -> String {
+        format!("{:#}", super::record(&r.to_string(), known).unwrap_err())
     }
 
     #[test]
     fn a_record_with_an_opening_tie_a_seed_given_later_and_a_pass_verifies() {
         let r = record(4, opening_with_a_tie);
-        let verified = super::record(&r.to_string(), None).unwrap();
+        let verified = super::record(&r.to_string(), &Known::default()).unwrap();
         assert_eq!(verified.dice, 6);
-        assert!(!verified.commitment_known);
-        let again = record(4, opening_thrown_again);
-        assert!(super::record(&again.to_string(), None).is_ok());
+        assert_eq!(verified.seeds.black.from, 4);
+        let again = record_of("throw_again", 4, opening_thrown_again);
+        assert!(super::record(&again.to_string(), &Known::default()).is_ok());
     }
 
     #[test]
     fn the_commitment_must_be_the_one_published_at_new_game() {
         let r = record(4, opening_with_a_tie);
         let published = r["verifiable_dice"]["commitment"].as_str().unwrap();
-        let verified = super::record(&r.to_string(), Some(published)).unwrap();
-        assert!(verified.commitment_known);
-        let error = refused(&r, Some(&"0".repeat(64)));
+        let known = Known {
+            commitment: Some(published.to_string()),
+            ..Known::default()
+        };
+        assert!(super::record(&r.to_string(), &known).is_ok());
+        let known = Known {
+            commitment: Some("0".repeat(64)),
+            ..Known::default()
+        };
+        let error = refused(&r, &known);
         assert!(error.contains("is not the one published"), "{error}");
     }
 
@@ -357,7 +419,7 @@ mod tests {
         let mut r = record(4, opening_with_a_tie);
         let shown = &mut r["actions"][0]["events"][1]["opening"][0];
         *shown = json!(shown.as_u64().unwrap() % 6 + 1);
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(error.contains("game_started event shows"), "{error}");
     }
 
@@ -370,7 +432,7 @@ mod tests {
             .unwrap()
             .extend([json!(3), json!(4)]);
         r["verifiable_dice"]["dice_thrown"] = json!(8);
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(
             error.contains("it threw [3, 4], which no event shows"),
             "{error}"
@@ -379,7 +441,7 @@ mod tests {
         // the next dice thrown.
         let mut r = record(4, opening_with_a_tie);
         r["actions"][0]["events"].as_array_mut().unwrap().remove(0);
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(error.contains("and the next dice it threw are"), "{error}");
     }
 
@@ -388,7 +450,7 @@ mod tests {
         let mut r = record(4, opening_with_a_tie);
         let passed = &mut r["actions"][1]["events"][1]["dice"]["d1"];
         *passed = json!(passed.as_u64().unwrap() % 6 + 1);
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(error.contains("not the throw before it"), "{error}");
     }
 
@@ -396,14 +458,14 @@ mod tests {
     fn a_seed_said_to_apply_elsewhere_than_where_it_was_given_is_refused() {
         let mut r = record(4, opening_with_a_tie);
         r["verifiable_dice"]["black_seed_from"] = json!(6);
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(
             error.contains("black gave the seed \"b\" after 4 dice"),
             "{error}"
         );
         let mut r = record(4, opening_with_a_tie);
         r["actions"][1].as_object_mut().unwrap().remove("dice_seed");
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(error.contains("no action of the record gave it"), "{error}");
     }
 
@@ -412,7 +474,7 @@ mod tests {
         let mut r = record(4, opening_with_a_tie);
         r["actions"][1]["dice"] = json!([]);
         r["actions"][1]["events"] = json!([]);
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(
             error.contains("hold 4 dice, and it says Some(6)"),
             "{error}"
@@ -423,7 +485,53 @@ mod tests {
     fn a_match_in_progress_cannot_be_verified() {
         let mut r = record(4, opening_with_a_tie);
         r["verifiable_dice"]["server_seed"] = json!("");
-        let error = refused(&r, None);
+        let error = refused(&r, &Known::default());
         assert!(error.contains("is not over"), "{error}");
+    }
+
+    /// The server cannot choose, game by game, whether the starter's roll
+    /// shows the opening throw again or a throw of its own: the variant's
+    /// rule says, and its plugin's rule overrides the record's word.
+    #[test]
+    fn the_opening_rule_decides_what_the_starters_roll_shows() {
+        // A throw of its own read as the opening throw again: its dice
+        // are thrown unseen.
+        let wrong = record_of("play_opening_dice", 4, opening_thrown_again);
+        let error = refused(&wrong, &Known::default());
+        assert!(error.contains("rolled event shows"), "{error}");
+        // The opening throw read as a throw of its own.
+        let wrong = record_of("throw_again", 4, opening_with_a_tie);
+        let error = refused(&wrong, &Known::default());
+        assert!(error.contains("rolled event shows"), "{error}");
+        // The record's word against the plugin's.
+        let r = record_of("throw_again", 4, opening_thrown_again);
+        let known = Known {
+            opening: Some("play_opening_dice"),
+            ..Known::default()
+        };
+        let error = refused(&r, &known);
+        assert!(error.contains("its plugin says"), "{error}");
+    }
+
+    /// A seed a seat gave is checked when the user knows it: a record
+    /// that drops it, or says another, is refused.
+    #[test]
+    fn a_seed_the_user_gave_must_be_the_records() {
+        let r = record(4, opening_with_a_tie);
+        let known = Known {
+            white_seed: Some("w".into()),
+            black_seed: Some("b".into()),
+            ..Known::default()
+        };
+        assert!(super::record(&r.to_string(), &known).is_ok());
+        let known = Known {
+            black_seed: Some("mine".into()),
+            ..Known::default()
+        };
+        let error = refused(&r, &known);
+        assert!(
+            error.contains(r#"black gave the seed "mine", and the record says "b""#),
+            "{error}"
+        );
     }
 }

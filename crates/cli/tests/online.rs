@@ -15,7 +15,7 @@ struct Server {
     addr: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
-    _plugins: tempfile::TempDir,
+    plugins: tempfile::TempDir,
     _data: tempfile::TempDir,
 }
 
@@ -102,7 +102,7 @@ impl Server {
             addr: format!("http://{listen}"),
             stop: Some(stop),
             thread: Some(thread),
-            _plugins: plugins,
+            plugins,
             _data: data,
         };
         for _ in 0..200 {
@@ -704,6 +704,18 @@ fn bgctl_verify_checks_every_die_of_a_finished_match_and_names_a_tampered_one() 
         verified.contains("hashes to the commitment published when the match was created"),
         "{verified}"
     );
+    // The seeds given through bgctl, checked: black's at NewGame, and
+    // white's with its roll when white rolled second.
+    assert!(
+        verified.contains(r#"black "black's seed" from die 0, as given"#),
+        "{verified}"
+    );
+    if second == "white" {
+        assert!(
+            verified.contains(r#"white "second's seed" from die 2, as given"#),
+            "{verified}"
+        );
+    }
     let other_commitment = "ab".repeat(32);
     let refused = bgctl(
         &server,
@@ -977,16 +989,26 @@ fn bgctl_verify_accepts_the_record_of_every_kind_of_match() {
             &server,
             &tokens,
             &[
+                "--plugin-dir",
+                server.plugins.path().to_str().unwrap(),
                 "verify",
                 "--file",
                 saved.to_str().unwrap(),
                 "--commitment",
                 &commitment,
+                "--white-seed",
+                &format!("white {n}"),
+                "--black-seed",
+                "",
             ],
         );
         let verified = ok(output);
         assert!(
             verified.contains("hashes to the commitment published when the match was created"),
+            "{variant}: {verified}"
+        );
+        assert!(
+            verified.contains(&format!("opening rule: the {variant} plugin's")),
             "{variant}: {verified}"
         );
     }

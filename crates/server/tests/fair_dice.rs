@@ -424,9 +424,9 @@ async fn a_seed_that_cannot_apply_is_refused_and_changes_nothing() {
 }
 
 /// A match left part-way reveals its seed too: Abandon (by the seat not
-/// on turn) ends it at once, the other seat wins by forfeit, the game in
-/// progress unscored, and every die thrown verifies; nothing more can be
-/// done in it.
+/// on turn) ends it at once, the game in progress conceded by the leaver,
+/// the other seat the winner by forfeit, and every die thrown verifies;
+/// nothing more can be done in it.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_abandoned_match_ends_at_once_and_reveals_its_seed() {
     let fixture = start();
@@ -462,12 +462,11 @@ async fn an_abandoned_match_ends_at_once_and_reveals_its_seed() {
     assert_eq!(over.phase, pb::Phase::MatchOver as i32);
     assert_eq!(over.version, g.game.version + 1);
     assert_eq!(over.match_winner, other(leaver), "{over:?}");
-    assert!(
-        over.results.is_empty(),
-        "the game in progress is not scored"
-    );
+    let conceded = over.results.last().expect("the game in progress, conceded");
+    assert_eq!(conceded.winner, other(leaver), "{over:?}");
+    assert_eq!(conceded.reason, "resigned", "{over:?}");
     let kinds: Vec<&str> = over.last_events.iter().map(|e| e.kind.as_str()).collect();
-    assert_eq!(kinds, ["match_abandoned", "match_ended"]);
+    assert_eq!(kinds, ["match_abandoned", "game_ended", "match_ended"]);
 
     let proof = over.verifiable_dice.clone().unwrap();
     let record = export_json(&mut client, &g.id()).await;

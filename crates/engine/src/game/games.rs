@@ -273,17 +273,7 @@ impl Match {
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
-        if let Some(winner) = result.winner {
-            self.score[winner.index()] = self.score[winner.index()].saturating_add(result.points);
-        }
-        self.update_crawford(&result);
-        self.pending_win = None;
-        self.dice = None;
-        events.push(Event::GameEnded {
-            result: result.clone(),
-            score: self.score,
-        });
-        self.results.push(result);
+        self.score_game(result, events);
         if self.is_over() {
             self.winner = self.leader();
             self.phase = Phase::MatchOver;
@@ -296,27 +286,80 @@ impl Match {
         self.start_game(rules, dice, events)
     }
 
-    /// `seat` leaves the match: it ends at once, as it stands. The game in
-    /// progress is not scored (whatever waits in it, a double, an offer,
-    /// a decision, a last roll, lapses); a match to N points goes to the
-    /// other seat, by forfeit, and a money session to whoever leads.
-    pub(super) fn abandon(&mut self, seat: Seat, events: &mut Vec<Event>) {
+    /// Adds a finished game to the score and the results.
+    fn score_game(&mut self, result: GameResult, events: &mut Vec<Event>) {
+        if let Some(winner) = result.winner {
+            self.score[winner.index()] = self.score[winner.index()].saturating_add(result.points);
+        }
+        self.update_crawford(&result);
+        self.pending_win = None;
         self.dice = None;
+        events.push(Event::GameEnded {
+            result: result.clone(),
+            score: self.score,
+        });
+        self.results.push(result);
+    }
+
+    /// `seat` leaves the match: the game in progress is scored as `seat`
+    /// concedes it, then the match ends at once. A match to N points goes
+    /// to the other seat, by forfeit; a money session to whoever leads.
+    pub(super) fn abandon(
+        &mut self,
+        seat: Seat,
+        rules: &impl Rules,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let result = self.conceded_by(seat, rules)?;
         self.pending_double = None;
         self.resignation = None;
         self.pending_decision = None;
-        self.pending_win = None;
+        events.push(Event::MatchAbandoned { seat });
+        self.score_game(result, events);
         self.phase = Phase::MatchOver;
         self.winner = if self.settings.is_money() {
             self.leader()
         } else {
             Some(seat.other())
         };
-        events.push(Event::MatchAbandoned { seat });
         events.push(Event::MatchEnded {
             winner: self.winner,
             score: self.score,
         });
+        Ok(())
+    }
+
+    /// The game in progress as `seat`, leaving, concedes it: a game
+    /// already decided (a last roll to come) as decided; a double `seat`
+    /// was to answer as dropped; otherwise as a resignation by position
+    /// (what the position concedes, times the cube), so that leaving never
+    /// costs less than resigning.
+    fn conceded_by(&self, seat: Seat, rules: &impl Rules) -> Result<GameResult, GameError> {
+        if let Some(win) = &self.pending_win {
+            return Ok(win.clone());
+        }
+        if let (Phase::CubeOffered, Some(offer)) = (self.phase, &self.pending_double)
+            && offer.by != seat
+        {
+            // As `drop_double` scores it: the value before the last double.
+            let value = offer.value / 2;
+            return Ok(GameResult {
+                game_number: self.game_number,
+                winner: Some(offer.by),
+                reason: EndReason::Dropped,
+                kind: "dropped".into(),
+                level: 1,
+                cube: value,
+                points: value,
+            });
+        }
+        let outcome = rules.concede(&self.variant_state, seat)?;
+        Ok(self.score_win(
+            seat.other(),
+            &outcome.kind,
+            outcome.level,
+            EndReason::Resigned,
+        ))
     }
 
     /// docs/rules.md §1.6: the game after a player first reaches N-1 (the other

@@ -288,9 +288,11 @@ pub enum Command {
     Decide {
         choice: String,
     },
-    /// Leave the match: it ends at once, in any phase, as it stands
-    /// (either seat may, whoever is on turn). No game in progress is
-    /// scored; a match to N points goes to the other seat, by forfeit; a
+    /// Leave the match (either seat, whoever is on turn, in any phase):
+    /// the game in progress is scored as the leaver concedes it (a game
+    /// already decided as decided, a double the leaver was to answer as
+    /// dropped, otherwise as resigning by position), then the match ends
+    /// at once: a match to N points goes to the other seat, by forfeit; a
     /// money session to whoever leads (no one on a tie).
     Abandon,
 }
@@ -473,8 +475,8 @@ pub enum Event {
         winner: Option<Seat>,
         score: [u32; 2],
     },
-    /// A seat left the match (followed by `MatchEnded`); the game in
-    /// progress was not scored.
+    /// A seat left the match: followed by the game in progress, as it
+    /// conceded it (`GameEnded`), and `MatchEnded`.
     MatchAbandoned {
         seat: Seat,
     },
@@ -656,7 +658,7 @@ impl Match {
             }
             Command::DeclineResignation => next.decline_resignation(seat, &mut events)?,
             Command::Decide { choice } => next.decide(seat, choice, rules, dice, &mut events)?,
-            Command::Abandon => next.abandon(seat, &mut events),
+            Command::Abandon => next.abandon(seat, rules, &mut events)?,
         }
         if !events.is_empty() {
             next.auto_roll(rules, dice, &mut events)?;

@@ -256,9 +256,9 @@ fn a_refused_command_changes_nothing() {
 }
 
 /// Abandoning ends the match at once, whoever is on turn and whatever
-/// waits: a match goes to the other seat by forfeit, a money session to
-/// whoever leads; the game in progress is not scored, and nothing more
-/// can be done.
+/// waits, the game in progress conceded by the leaver as resigning by
+/// position would concede it: a match goes to the other seat by forfeit;
+/// nothing more can be done in it.
 #[test]
 fn an_abandoned_match_is_over_at_once_and_goes_to_the_other_seat() {
     let (mut game, mut dice) = started(settings(5, ResignMode::Offer));
@@ -270,42 +270,77 @@ fn an_abandoned_match_is_over_at_once_and_goes_to_the_other_seat() {
     );
     // Black, asked to answer the offer, leaves instead.
     let events = act(&mut game, Seat::Black, Command::Abandon, &mut dice);
+    let kinds: Vec<_> = events.iter().map(std::mem::discriminant).collect();
     assert_eq!(
-        events,
+        kinds,
         [
-            Event::MatchAbandoned { seat: Seat::Black },
-            Event::MatchEnded {
-                winner: Some(Seat::White),
-                score: [0, 0],
-            },
+            std::mem::discriminant(&Event::MatchAbandoned { seat: Seat::Black }),
+            std::mem::discriminant(&Event::GameEnded {
+                result: game.results[0].clone(),
+                score: game.score,
+            }),
+            std::mem::discriminant(&Event::MatchEnded {
+                winner: None,
+                score: game.score,
+            }),
         ]
     );
     assert_eq!(game.phase, Phase::MatchOver);
     assert_eq!(game.winner, Some(Seat::White));
-    assert!(
-        game.results.is_empty(),
-        "the game in progress is not scored"
+    let conceded = &game.results[0];
+    assert_eq!(
+        (conceded.winner, conceded.reason),
+        (Some(Seat::White), EndReason::Resigned)
     );
     assert!(game.resignation.is_none() && game.dice.is_none());
     game.check().unwrap();
     let again = game.apply(Seat::White, &Command::Abandon, &Race, &mut dice);
     assert_eq!(again, Err(GameError::MatchOver));
+}
 
-    // A money session: the leader wins it (here black, after a drop),
-    // even when the leader is the one who leaves.
-    let (mut game, mut dice) = started(settings(0, ResignMode::ByPosition));
-    game.settings.money_games = 0;
+/// In a money session leaving costs what resigning would: the leader
+/// cannot leave a game it is losing for free, and a double the leaver was
+/// to answer counts as dropped; the session goes to whoever leads then.
+#[test]
+fn abandoning_a_money_session_concedes_the_game_in_progress_first() {
+    let money = || {
+        let (mut game, dice) = started(settings(0, ResignMode::ByPosition));
+        game.settings.money_games = 0;
+        (game, dice)
+    };
+    // Black doubles, white drops: black leads 1-0; in the next game black
+    // (the leader) leaves before white has even moved.
+    let (mut game, mut dice) = money();
     act(&mut game, Seat::White, play(), &mut dice);
     act(&mut game, Seat::Black, Command::Double, &mut dice);
     dice.0.extend([5, 2]);
     act(&mut game, Seat::White, Command::Drop, &mut dice);
     assert_eq!(game.score, [0, 1]);
     act(&mut game, Seat::Black, Command::Abandon, &mut dice);
+    let conceded = &game.results[1];
     assert_eq!(
-        (game.phase, game.winner),
-        (Phase::MatchOver, Some(Seat::Black))
+        (conceded.winner, conceded.reason),
+        (Some(Seat::White), EndReason::Resigned)
     );
-    assert_eq!(game.results.len(), 1);
+    assert!(game.score[0] >= 1, "{:?}", game.score);
+    let leader = match game.score[0].cmp(&game.score[1]) {
+        std::cmp::Ordering::Greater => Some(Seat::White),
+        std::cmp::Ordering::Less => Some(Seat::Black),
+        std::cmp::Ordering::Equal => None,
+    };
+    assert_eq!((game.phase, game.winner), (Phase::MatchOver, leader));
+
+    // A double waiting for the leaver's answer counts as dropped.
+    let (mut game, mut dice) = money();
+    act(&mut game, Seat::White, play(), &mut dice);
+    act(&mut game, Seat::Black, Command::Double, &mut dice);
+    act(&mut game, Seat::White, Command::Abandon, &mut dice);
+    let conceded = &game.results[0];
+    assert_eq!(
+        (conceded.winner, conceded.reason, conceded.points),
+        (Some(Seat::Black), EndReason::Dropped, 1)
+    );
+    assert_eq!((game.score, game.winner), ([0, 1], Some(Seat::Black)));
 }
 
 fn cubeless(auto_roll: Option<bool>) -> MatchSettings {

@@ -48,13 +48,14 @@ impl<S: GameStore> Games<S> {
             let mut guard = slot.live.lock().await;
             let live = self.fresh(&slot, &mut guard, game_id).await?;
             let over = live.game.phase == bg_engine::game::Phase::MatchOver;
-            (
-                live.record.clone(),
-                live.game.settings.clone(),
-                live.dice
-                    .as_ref()
-                    .map(|dice| crate::convert::verifiable_dice(dice, over)),
-            )
+            let proof = match &live.dice {
+                Some(dice) => Some((
+                    crate::convert::verifiable_dice(dice, over),
+                    opening_rule(&live.rules)?,
+                )),
+                None => None,
+            };
+            (live.record.clone(), live.game.settings.clone(), proof)
         };
         let log = self
             .store
@@ -176,10 +177,25 @@ fn name<'a>(given: &'a str, default: &'a str, field: &'static str) -> Result<&'a
 }
 
 /// The service's own record: every action with its version and events.
+/// How the variant's games begin, as the record's verifiable dice say it:
+/// whether the starter plays the opening throw ("play_opening_dice") or
+/// throws afresh ("throw_again"), so that a checker can tell a roll that
+/// shows the opening throw again from one of its own.
+fn opening_rule(rules: &bg_plugin_host::VariantRules) -> Result<&'static str, ApiError> {
+    use bg_engine::game::{GameError, Opening, Rules};
+    let setup = rules
+        .new_game()
+        .map_err(|e| ApiError::from(GameError::Rules(e)))?;
+    Ok(match setup.opening {
+        Opening::PlayOpeningDice => "play_opening_dice",
+        Opening::ThrowAgain => "throw_again",
+    })
+}
+
 fn json_record(
     record: &bg_store::GameRecord,
     settings: &bg_engine::game::MatchSettings,
-    proof: Option<&pb::VerifiableDice>,
+    proof: Option<&(pb::VerifiableDice, &str)>,
     actions: &[Action],
 ) -> Result<String, ApiError> {
     let options: serde_json::Value = serde_json::from_str(&record.options).map_err(corrupt)?;
@@ -215,8 +231,9 @@ fn json_record(
         // The match's verifiable dice (null without them): every die it
         // threw is in the actions' "dice", in order; the server seed is
         // there once the match is over.
-        "verifiable_dice": proof.map(|p| json!({
+        "verifiable_dice": proof.map(|(p, opening)| json!({
             "scheme": p.scheme,
+            "opening": opening,
             "commitment": p.commitment,
             "white_seed": p.white_seed,
             "white_seed_from": p.white_seed_from,
