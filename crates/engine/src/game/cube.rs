@@ -105,10 +105,15 @@ impl Match {
         self.expect(seat, Phase::CubeOffered)?;
         let offer = self.pending_double.take().expect("a double is pending");
         events.push(Event::DoubleDropped { seat });
-        // The doubler scores the value before the (last) double, with no
-        // gammons (docs/rules.md §1.5; T27).
+        let result = self.dropped(&offer);
+        self.end_game(result, rules, dice, events)
+    }
+
+    /// A game ended by dropping `offer`: the doubler scores the value
+    /// before the (last) double, with no gammons (docs/rules.md §1.5; T27).
+    pub(super) fn dropped(&self, offer: &PendingDouble) -> GameResult {
         let value = offer.value / 2;
-        let result = GameResult {
+        GameResult {
             game_number: self.game_number,
             winner: Some(offer.by),
             reason: EndReason::Dropped,
@@ -116,8 +121,7 @@ impl Match {
             level: 1,
             cube: value,
             points: value,
-        };
-        self.end_game(result, rules, dice, events)
+        }
     }
 
     pub(super) fn resign(

@@ -341,17 +341,7 @@ impl Match {
         if let (Phase::CubeOffered, Some(offer)) = (self.phase, &self.pending_double)
             && offer.by != seat
         {
-            // As `drop_double` scores it: the value before the last double.
-            let value = offer.value / 2;
-            return Ok(GameResult {
-                game_number: self.game_number,
-                winner: Some(offer.by),
-                reason: EndReason::Dropped,
-                kind: "dropped".into(),
-                level: 1,
-                cube: value,
-                points: value,
-            });
+            return Ok(self.dropped(offer));
         }
         let outcome = rules.concede(&self.variant_state, seat)?;
         Ok(self.score_win(
