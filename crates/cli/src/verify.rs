@@ -534,4 +534,26 @@ mod tests {
             "{error}"
         );
     }
+
+    /// Tric-trac's stay or go: the roll that won a hole waits for the
+    /// roller's choice, and the pass of its dice comes with the Decide, an
+    /// action that throws nothing; a pass showing any other throw there is
+    /// refused.
+    #[test]
+    fn a_pass_in_a_later_action_shows_the_throw_before_it() {
+        let mut r = record(4, opening_with_a_tie);
+        let second = r["actions"][1]["dice"].clone();
+        let pass = json!({"event": "passed", "dice": {"d1": second[0], "d2": second[1]}});
+        r["actions"][1]["events"].as_array_mut().unwrap().pop();
+        r["actions"].as_array_mut().unwrap().push(json!({
+            "version": 3, "by": "black", "dice": [],
+            "events": [{"event": "decided", "choice": "stay"}, pass],
+        }));
+        assert!(super::record(&r.to_string(), &Known::default()).is_ok());
+        let shown = &mut r["actions"][2]["events"][1]["dice"]["d1"];
+        *shown = json!(shown.as_u64().unwrap() % 6 + 1);
+        let error = refused(&r, &Known::default());
+        assert!(error.contains("version 3"), "{error}");
+        assert!(error.contains("not the throw before it"), "{error}");
+    }
 }
