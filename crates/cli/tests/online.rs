@@ -509,7 +509,10 @@ fn a_hit_is_marked_in_the_move_that_made_it() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens.json");
     let run = |args: &[&str]| ok(bgctl(&server, &tokens, args));
-    let created = run(&["new", "--cube-max", "0"]);
+    // A long match, not a one-game money session: a game that ends
+    // without a hit (first plays can run both sides past each other) is
+    // followed by the next.
+    let created = run(&["new", "--match", "25", "--cube-max", "0"]);
     assert!(created.contains("no cube, auto-roll on"), "{created}");
     let game = field(&created, "game id:").to_string();
     let bar = |shown: &str, seat: &str| -> u32 {
@@ -532,8 +535,7 @@ fn a_hit_is_marked_in_the_move_that_made_it() {
         let told = field(&shown, "last action:").to_string();
         assert!(told.starts_with(&format!("{mover} moves ")), "{shown}");
         if told.contains(" wins ") {
-            // A game of the money session ended (no hit in it): the next
-            // begins; play on.
+            // A game ended (no hit in it): the next begins; play on.
             continue;
         }
         assert!(
