@@ -494,3 +494,55 @@ async fn an_abandoned_match_ends_at_once_and_reveals_its_seed() {
         .unwrap_err();
     assert_eq!(reason(&refused), "MATCH_OVER", "{refused:?}");
 }
+
+/// A retry answered once the game has moved on is the game rebuilt at its
+/// version from the log: the dice thrown by then, and no seed a seat gave
+/// only later, byte for byte the first answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_late_retry_shows_the_seeds_as_they_were() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let cubeless = pb::MatchSettings {
+        cube_max: Some(0),
+        ..Default::default()
+    };
+    let mut g = new_game(&mut client, cubeless).await;
+    let first_request = move_request(&g, &g.game.legal_plays[0].notation, "first-move");
+    let first = client
+        .r#move(with_token(first_request.clone(), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    let first_token = g.to_act_token().to_string();
+    g.game = first.clone();
+    // The other seat gives its seed with its move, and plays on a while.
+    g.game = client
+        .r#move(seeded_move(&g, "later seed", ""))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut rng = StdRng::seed_from_u64(5);
+    for _ in 0..4 {
+        if is_over(&g.game) {
+            break;
+        }
+        step(&mut client, &mut g, &mut rng).await;
+    }
+    let seeded = g.game.verifiable_dice.clone().unwrap();
+    assert!(
+        seeded.white_seed == "later seed" || seeded.black_seed == "later seed",
+        "{seeded:?}"
+    );
+    let retried = client
+        .r#move(with_token(first_request, &first_token))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retried, first);
+    let then = retried.verifiable_dice.unwrap();
+    assert_eq!(
+        (then.white_seed.as_str(), then.black_seed.as_str()),
+        ("", "")
+    );
+    assert!(then.dice_thrown < seeded.dice_thrown);
+}
