@@ -396,10 +396,11 @@ fn run() -> Result<()> {
             // unreadable one is no reason not to check the file.
             let tokens = Tokens::load(&cli.tokens.clone().unwrap_or_else(Tokens::default_path))
                 .unwrap_or_default();
-            let given = Given {
+            let given = verify::Known {
                 commitment,
                 white_seed,
                 black_seed,
+                opening: None,
             };
             print_verified(&record, given, &tokens, &cli.plugin_dir)
         }
@@ -474,18 +475,16 @@ impl Cli {
     }
 }
 
-/// What `bgctl verify` was told on its command line.
-struct Given {
-    commitment: Option<String>,
-    white_seed: Option<String>,
-    black_seed: Option<String>,
-}
-
 /// Checks a JSON record's dice against what the user knows (given on the
 /// command line, else saved by bgctl in the tokens file, and the
 /// variant's plugin in the plugin folder) and says what it checked; a
 /// mismatch is an error.
-fn print_verified(record: &str, given: Given, tokens: &Tokens, plugin_dir: &Path) -> Result<()> {
+fn print_verified(
+    record: &str,
+    given: verify::Known,
+    tokens: &Tokens,
+    plugin_dir: &Path,
+) -> Result<()> {
     let game_id = serde_json::from_str::<serde_json::Value>(record)
         .ok()
         .and_then(|r| {
@@ -502,7 +501,7 @@ fn print_verified(record: &str, given: Given, tokens: &Tokens, plugin_dir: &Path
         commitment: given.commitment.or_else(|| tokens.commitment(&game_id)),
         white_seed: given.white_seed.or_else(|| tokens.seed(&game_id, "white")),
         black_seed: given.black_seed.or_else(|| tokens.seed(&game_id, "black")),
-        opening,
+        opening: given.opening.or(opening),
     };
     let verified = verify::record(record, &known).context("NOT verified")?;
     let seed = |s: &bg_fair_dice::SeatSeed, known: &Option<String>| {
@@ -706,10 +705,11 @@ async fn run_online(
                 .await
                 .map_err(explain)?
                 .into_inner();
-            let given = Given {
+            let given = verify::Known {
                 commitment,
                 white_seed,
                 black_seed,
+                opening: None,
             };
             print_verified(&record.text, given, &tokens, plugin_dir)?;
         }

@@ -51,10 +51,7 @@ pub fn opening_rule(
     let setup = plugin
         .new_game(options)
         .with_context(|| format!("the {variant} plugin refuses the record's options"))?;
-    Ok(Some(match setup.opening {
-        bg_engine::game::Opening::PlayOpeningDice => "play_opening_dice",
-        bg_engine::game::Opening::ThrowAgain => "throw_again",
-    }))
+    Ok(Some(setup.opening.name()))
 }
 
 pub fn plugins(plugin_dir: &Path) -> Result<()> {

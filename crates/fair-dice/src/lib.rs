@@ -155,6 +155,15 @@ pub enum SeedError {
     AlreadyGiven(Side),
 }
 
+impl SeedError {
+    /// The seat whose seed is refused.
+    pub fn side(&self) -> Side {
+        match self {
+            SeedError::TooLong(side) | SeedError::AlreadyGiven(side) => *side,
+        }
+    }
+}
+
 impl SeatSeeds {
     /// Seeds given when the match is created (they apply from die 0),
     /// within [`MAX_SEAT_SEED_BYTES`].
@@ -172,16 +181,20 @@ impl SeatSeeds {
         }
     }
 
+    pub fn of_mut(&mut self, side: Side) -> &mut SeatSeed {
+        match side {
+            Side::White => &mut self.white,
+            Side::Black => &mut self.black,
+        }
+    }
+
     /// `side`'s seed, applying from die number `from`. A seat gives one
     /// seed at most (an empty one is none).
     pub fn give(&mut self, side: Side, seed: &str, from: u64) -> Result<(), SeedError> {
         if seed.len() > MAX_SEAT_SEED_BYTES {
             return Err(SeedError::TooLong(side));
         }
-        let slot = match side {
-            Side::White => &mut self.white,
-            Side::Black => &mut self.black,
-        };
+        let slot = self.of_mut(side);
         if !slot.seed.is_empty() {
             return Err(SeedError::AlreadyGiven(side));
         }

@@ -118,7 +118,7 @@ fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
             Some(FirstMove::OpeningRoll) => pb::FirstMove::OpeningRoll,
         } as i32,
         auto_roll: s.auto_roll,
-        // The game's own: set from its dice by the snapshot.
+        // The game's own, not the settings': set by `game`.
         verifiable_dice: None,
     }
 }
@@ -302,6 +302,8 @@ pub struct GameMeta<'a> {
     pub standard_board: bool,
     /// The events of the action that made this version.
     pub last_events: &'a [pb::GameEvent],
+    /// The match's verifiable dice (None: dice from the CSPRNG alone).
+    pub dice: Option<&'a bg_fair_dice::FairDice>,
 }
 
 /// The game as clients see it.
@@ -318,7 +320,10 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        settings: Some(settings_out(&m.settings)),
+        settings: Some(pb::MatchSettings {
+            verifiable_dice: Some(meta.dice.is_some()),
+            ..settings_out(&m.settings)
+        }),
         board: Some(board(board_now)),
         turn: seat(m.turn),
         phase: phase(m.phase),
@@ -383,8 +388,9 @@ pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPla
         } else {
             String::new()
         },
-        // The game's own: set from its dice by the snapshot.
-        verifiable_dice: None,
+        verifiable_dice: meta
+            .dice
+            .map(|dice| verifiable_dice(dice, m.phase == Phase::MatchOver)),
         legal_plays: legal
             .iter()
             .map(|lp| play_out(&lp.play, standard.then_some((&lp.result, m.turn))))

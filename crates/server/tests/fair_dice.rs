@@ -67,6 +67,17 @@ async fn export_json(client: &mut Client, game_id: &str) -> serde_json::Value {
     serde_json::from_str(&record.text).unwrap()
 }
 
+/// Every die a JSON record's actions threw, in order.
+fn recorded_dice(record: &serde_json::Value) -> Vec<u8> {
+    record["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["dice"].as_array().cloned().unwrap_or_default())
+        .map(|d| d.as_u64().unwrap() as u8)
+        .collect()
+}
+
 /// Refusals a caller can provoke mid-match: the other seat's token, a
 /// stale version, a seed too long, a seed on a game whose seat gave one.
 async fn provoke_refusals(client: &mut Client, g: &Game, seen: &mut Vec<String>) {
@@ -245,18 +256,7 @@ async fn a_whole_match_verifies_and_the_server_seed_shows_nowhere_before_it_ends
     server.restart();
     let mut client = connect(&server.addr).await;
     let record = export_json(&mut client, &g.id()).await;
-    let dice: Vec<u8> = record["actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|a| {
-            a["dice"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|d| d.as_u64().unwrap() as u8)
-        })
-        .collect();
+    let dice = recorded_dice(&record);
     assert_eq!(dice.len() as u64, revealed.dice_thrown);
     assert_eq!(
         record["verifiable_dice"]["server_seed"],
@@ -470,13 +470,7 @@ async fn an_abandoned_match_ends_at_once_and_reveals_its_seed() {
 
     let proof = over.verifiable_dice.clone().unwrap();
     let record = export_json(&mut client, &g.id()).await;
-    let dice: Vec<u8> = record["actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|a| a["dice"].as_array().cloned().unwrap_or_default())
-        .map(|d| d.as_u64().unwrap() as u8)
-        .collect();
+    let dice = recorded_dice(&record);
     assert_eq!(dice.len() as u64, proof.dice_thrown);
     assert_eq!(
         bg_fair_dice::verify(

@@ -33,6 +33,17 @@ pub enum Opening {
     ThrowAgain,
 }
 
+impl Opening {
+    /// Its serde name: "play_opening_dice" or "throw_again" (as match
+    /// records say it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Opening::PlayOpeningDice => "play_opening_dice",
+            Opening::ThrowAgain => "throw_again",
+        }
+    }
+}
+
 /// A new game as the variant sets it up: its state (a plugin's own type
 /// inside the plugin; bytes once it has crossed the plugin boundary).
 #[derive(Clone, Debug, PartialEq, Eq)]

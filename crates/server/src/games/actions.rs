@@ -7,14 +7,14 @@ use std::sync::Arc;
 use bg_api::v1 as pb;
 use bg_engine::Seat;
 use bg_engine::game::{Command, Event, Match};
-use bg_fair_dice::{FairDice, Side};
+use bg_fair_dice::FairDice;
 use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError};
 use tonic::Code;
 
 use super::cache::{Live, Slot};
 use super::events::{Recorded, entry};
 use super::retries::{is_same, kept};
-use super::{Games, ServerDice, game_id_of, unserialisable};
+use super::{Games, ServerDice, game_id_of, side, unserialisable};
 use crate::error::ApiError;
 use crate::snapshot;
 
@@ -159,6 +159,7 @@ impl<S: GameStore> Games<S> {
             Err(e) => return Judged::Answer(Err(e)),
         };
         let mut game = live.game.clone();
+        // The thread's CSPRNG is not Send: dropped before any await.
         let (applied, thrown, fair) = {
             let mut dice = Recorded::new(ServerDice::new(fair));
             let applied = game.apply(seat, command, &live.rules, &mut dice);
@@ -183,8 +184,13 @@ impl<S: GameStore> Games<S> {
                 );
             }
         };
-        let seeded = (game, fair, action.dice_seed.as_str());
-        match next_version(live, seeded, seat, command, thrown, events) {
+        let applied = Applied {
+            game,
+            dice: fair,
+            thrown,
+            events,
+        };
+        match next_version(live, applied, seat, command, &action.dice_seed) {
             Ok((next, entry)) => Judged::Apply(next, entry),
             Err(e) => Judged::Answer(Err(e)),
         }
@@ -284,24 +290,35 @@ fn with_seed(dice: Option<FairDice>, seat: Seat, seed: &str) -> Result<Option<Fa
             "this match's dice are not verifiable: it takes no seed",
         ));
     };
-    let side = match seat {
-        Seat::White => Side::White,
-        Seat::Black => Side::Black,
-    };
-    dice.give_seed(side, seed)
+    dice.give_seed(side(seat), seed)
         .map_err(|e| ApiError::invalid("dice_seed", e.to_string()))?;
     Ok(Some(dice))
+}
+
+/// What an action did to a copy of the game.
+struct Applied {
+    game: Match,
+    /// The match's verifiable dice after it (the dice thrown, a seed given).
+    dice: Option<FairDice>,
+    /// The dice it threw, in order.
+    thrown: Vec<u8>,
+    events: Vec<Event>,
 }
 
 /// The copy of the game after an action, and the action's log entry.
 fn next_version(
     live: &Live,
-    (game, dice, dice_seed): (Match, Option<FairDice>, &str),
+    applied: Applied,
     seat: Seat,
     command: &Command,
-    thrown: Vec<u8>,
-    events: Vec<Event>,
+    dice_seed: &str,
 ) -> Result<(Live, LogEntry), ApiError> {
+    let Applied {
+        game,
+        dice,
+        thrown,
+        events,
+    } = applied;
     let mut record = live.record.clone();
     record.version = live.record.version + 1;
     record.state = snapshot::encode(&game, dice.as_ref()).map_err(unserialisable)?;

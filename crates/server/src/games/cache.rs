@@ -72,6 +72,7 @@ impl Live {
                 .capabilities()
                 .contains(Capabilities::STANDARD_BOARD),
             last_events: &self.last_events,
+            dice: self.dice.as_ref(),
         }
     }
 
@@ -115,13 +116,6 @@ impl Live {
             &view.legal,
         );
         game.scoreboard = view.scoreboard.as_ref().map(convert::scoreboard);
-        if let Some(settings) = &mut game.settings {
-            settings.verifiable_dice = Some(self.dice.is_some());
-        }
-        game.verifiable_dice = self
-            .dice
-            .as_ref()
-            .map(|dice| convert::verifiable_dice(dice, self.game.phase == Phase::MatchOver));
         Ok(game)
     }
 }

@@ -176,22 +176,19 @@ fn name<'a>(given: &'a str, default: &'a str, field: &'static str) -> Result<&'a
     Ok(given)
 }
 
-/// The service's own record: every action with its version and events.
 /// How the variant's games begin, as the record's verifiable dice say it:
-/// whether the starter plays the opening throw ("play_opening_dice") or
-/// throws afresh ("throw_again"), so that a checker can tell a roll that
-/// shows the opening throw again from one of its own.
+/// whether the starter plays the opening throw or throws afresh, so that
+/// a checker can tell a roll that shows the opening throw again from one
+/// of its own.
 fn opening_rule(rules: &bg_plugin_host::VariantRules) -> Result<&'static str, ApiError> {
-    use bg_engine::game::{GameError, Opening, Rules};
+    use bg_engine::game::{GameError, Rules};
     let setup = rules
         .new_game()
         .map_err(|e| ApiError::from(GameError::Rules(e)))?;
-    Ok(match setup.opening {
-        Opening::PlayOpeningDice => "play_opening_dice",
-        Opening::ThrowAgain => "throw_again",
-    })
+    Ok(setup.opening.name())
 }
 
+/// The service's own record: every action with its version and events.
 fn json_record(
     record: &bg_store::GameRecord,
     settings: &bg_engine::game::MatchSettings,

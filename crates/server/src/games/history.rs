@@ -14,14 +14,13 @@
 //! has moved on: the store keeps the version an action produced, not its
 //! answer (the answer is most of an action's bytes).
 
-use bg_engine::Seat;
 use bg_engine::game::{DiceSource, Match};
 use bg_store::GameStore;
 use tonic::Code;
 
 use super::cache::Live;
 use super::events::{Entry, Rethrown};
-use super::{Games, unserialisable};
+use super::{Games, side, unserialisable};
 use crate::error::ApiError;
 use crate::snapshot;
 
@@ -123,10 +122,7 @@ impl<S: GameStore> Games<S> {
         let dice = live.dice.clone().map(|mut dice| {
             dice.thrown = thrown;
             for seat in later_seeds {
-                match seat {
-                    Seat::White => dice.seeds.white = Default::default(),
-                    Seat::Black => dice.seeds.black = Default::default(),
-                }
+                *dice.seeds.of_mut(side(seat)) = Default::default();
             }
             dice
         });

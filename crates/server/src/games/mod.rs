@@ -75,6 +75,14 @@ impl<S: GameStore> Games<S> {
     }
 }
 
+/// The fair-dice scheme's name for a seat.
+fn side(seat: bg_engine::Seat) -> bg_fair_dice::Side {
+    match seat {
+        bg_engine::Seat::White => bg_fair_dice::Side::White,
+        bg_engine::Seat::Black => bg_fair_dice::Side::Black,
+    }
+}
+
 /// Where a match's dice come from: its verifiable sequence, or the
 /// thread's CSPRNG (ChaCha, seeded by the OS) for a match without one.
 struct ServerDice {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use bg_api::v1 as pb;
 use bg_engine::game::{Cube, GameError, Match, MatchSettings, Resume, RulesErrorKind};
 use bg_engine::{Board, Seat, match_id, position_id, xgid};
-use bg_fair_dice::{FairDice, SeatSeeds, SeedError, Side};
+use bg_fair_dice::{FairDice, SeatSeeds, Side};
 use bg_plugin_host::VariantRules;
 use bg_store::{Answer, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use sha2::{Digest, Sha256};
@@ -228,9 +228,9 @@ fn verifiable_dice(request: &pb::NewGameRequest) -> Result<Option<FairDice>, Api
         return Ok(None);
     }
     let seeds = SeatSeeds::new(&request.white_seed, &request.black_seed).map_err(|e| {
-        let field = match e {
-            SeedError::TooLong(Side::White) | SeedError::AlreadyGiven(Side::White) => "white_seed",
-            _ => "black_seed",
+        let field = match e.side() {
+            Side::White => "white_seed",
+            Side::Black => "black_seed",
         };
         ApiError::invalid(field, e.to_string())
     })?;
