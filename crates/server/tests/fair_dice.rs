@@ -540,3 +540,87 @@ async fn a_late_retry_shows_the_seeds_as_they_were() {
     );
     assert!(then.dice_thrown < seeded.dice_thrown);
 }
+
+/// A write that fails gives no throw again: a Roll refused by a full disk
+/// (a file-size limit on the server process), sent again once there is
+/// room, gets the dice the sequence holds for those die numbers, whether
+/// the failed write was stored or not (its outcome may be unknown: the
+/// retry carries the same request id).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_roll_refused_by_a_full_disk_throws_the_same_dice_when_sent_again() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    // Enough writes that the database and its log are past one page.
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut warm = new_game(&mut client, pb::MatchSettings::default()).await;
+    for _ in 0..20 {
+        step(&mut client, &mut warm, &mut rng).await;
+    }
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    g.game = client
+        .r#move(with_token(
+            move_request(&g, &g.game.legal_plays[0].notation, ""),
+            g.to_act_token(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(g.game.phase, pb::Phase::Roll as i32);
+    let before = g.game.verifiable_dice.clone().unwrap().dice_thrown;
+
+    let pid = fixture.server.pid().expect("running");
+    set_file_size_limit(pid, 4096);
+    let refused = client
+        .roll(roll(&g, "roll-on-a-full-disk"))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "STORAGE_UNAVAILABLE", "{refused:?}");
+    set_file_size_limit(pid, libc::RLIM_INFINITY);
+    let mut rolled = None;
+    for _ in 0..100 {
+        match client.roll(roll(&g, "roll-on-a-full-disk")).await {
+            Ok(answer) => {
+                rolled = Some(answer.into_inner());
+                break;
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
+    }
+    let rolled = rolled.expect("the roll goes through once there is room");
+    let dice = rolled.dice.expect("dice thrown");
+    assert_eq!(
+        rolled.verifiable_dice.as_ref().unwrap().dice_thrown,
+        before + 2
+    );
+
+    // The match abandoned, its seed revealed: the dice are the sequence's.
+    g.game = rolled;
+    let over = client
+        .abandon(with_token(
+            pb::AbandonRequest {
+                game_id: g.id(),
+                expected_version: g.game.version,
+                request_id: String::new(),
+            },
+            g.to_act_token(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let proof = over.verifiable_dice.unwrap();
+    let seed = ServerSeed::from_hex(&proof.server_seed).unwrap();
+    let seeds = SeatSeeds::default();
+    assert_eq!(
+        (dice.die1 as u8, dice.die2 as u8),
+        (
+            bg_fair_dice::die(&seed, &seeds, before),
+            bg_fair_dice::die(&seed, &seeds, before + 1)
+        )
+    );
+    let record = export_json(&mut client, &g.id()).await;
+    let all = recorded_dice(&record);
+    assert_eq!(
+        bg_fair_dice::verify(&proof.commitment, &proof.server_seed, &seeds, &all),
+        Ok(())
+    );
+}

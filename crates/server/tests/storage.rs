@@ -269,23 +269,6 @@ async fn nothing_acknowledged_is_lost(mut fixture: Fixture, fault: &mut dyn Faul
 /// (EFBIG), as on a full disk.
 struct FileSizeLimit;
 
-fn set_file_size_limit(pid: u32, bytes: libc::rlim_t) {
-    let limit = libc::rlimit {
-        rlim_cur: bytes,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // SAFETY: prlimit reads `limit` and writes nothing (old is null).
-    let done = unsafe {
-        libc::prlimit(
-            pid as libc::pid_t,
-            libc::RLIMIT_FSIZE,
-            &limit,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(done, 0, "prlimit: {}", std::io::Error::last_os_error());
-}
-
 impl Fault for FileSizeLimit {
     fn start(&mut self, pid: u32) {
         set_file_size_limit(pid, 4096);

@@ -421,3 +421,23 @@ pub async fn stored_history(client: &mut Client, game_id: &str) -> Vec<pb::GameU
     }
     all
 }
+
+/// Sets the server process's file-size limit (RLIMIT_FSIZE, with
+/// prlimit from outside): past it every write of a file fails (EFBIG), as
+/// on a full disk; `libc::RLIM_INFINITY` lifts it.
+pub fn set_file_size_limit(pid: u32, bytes: libc::rlim_t) {
+    let limit = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: prlimit reads `limit` and writes nothing (old is null).
+    let done = unsafe {
+        libc::prlimit(
+            pid as libc::pid_t,
+            libc::RLIMIT_FSIZE,
+            &limit,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(done, 0, "prlimit: {}", std::io::Error::last_os_error());
+}
