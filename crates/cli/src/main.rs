@@ -362,6 +362,12 @@ enum Bench {
 
 /// A mistake of the user's (or a server's refusal) is one line on stderr
 /// and exit code 1, never a backtrace, whatever RUST_BACKTRACE says.
+/// mimalloc instead of the C library's allocator: `bench load` shares the
+/// machine with the server it measures, and decodes every answer: the
+/// server's allocator, for the same reason (see backgammond's main).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,

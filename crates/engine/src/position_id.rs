@@ -34,20 +34,29 @@ pub enum PositionIdError {
 }
 
 /// The 10-byte key of `board` with `on_roll` to move.
+///
+/// Each slot's run of `1` bits (one per checker) and its closing `0` are
+/// placed with one shift into a 128-bit accumulator; the key is its low
+/// 80 bits (a possible position needs exactly 80: 30 checkers and 50
+/// slots). Bits past the 80th, which only a board with too many checkers
+/// has, are cut, as gnubg's fixed-size key cuts them.
 pub fn key(board: &Board, on_roll: Seat) -> [u8; 10] {
-    let mut key = [0u8; 10];
-    let mut bit = 0usize;
+    let mut bits: u128 = 0;
+    let mut at = 0u32;
     for seat in [on_roll.other(), on_roll] {
-        for point in 1..=BAR {
-            for _ in 0..board.count(seat, point) {
-                if bit < 80 {
-                    key[bit / 8] |= 1 << (bit % 8);
-                }
-                bit += 1;
+        for &count in &board.checkers[seat.index()][1..=BAR as usize] {
+            let count = u32::from(count);
+            if at < 128 {
+                // A count above 127 is not a board (at most 15 a slot);
+                // `checked_shl` keeps such input from panicking.
+                let run = 1u128.checked_shl(count).map_or(u128::MAX, |b| b - 1);
+                bits |= run << at;
             }
-            bit += 1;
+            at += count + 1;
         }
     }
+    let mut key = [0u8; 10];
+    key.copy_from_slice(&bits.to_le_bytes()[..10]);
     key
 }
 
@@ -143,5 +152,55 @@ mod tests {
                 assert_eq!(decode(&id, seat).unwrap(), board, "{id}");
             }
         }
+    }
+
+    /// The key as the manual describes it, one bit at a time: one `1` per
+    /// checker and a `0` after each slot, cut at 80 bits.
+    fn key_bit_by_bit(board: &Board, on_roll: Seat) -> [u8; 10] {
+        let mut key = [0u8; 10];
+        let mut bit = 0usize;
+        for seat in [on_roll.other(), on_roll] {
+            for point in 1..=BAR {
+                for _ in 0..board.count(seat, point) {
+                    if bit < 80 {
+                        key[bit / 8] |= 1 << (bit % 8);
+                    }
+                    bit += 1;
+                }
+                bit += 1;
+            }
+        }
+        key
+    }
+
+    #[test]
+    fn key_is_the_manuals_bit_walk_on_many_boards_even_overfull_ones() {
+        // A fixed pseudo-random walk over counts 0..=15 a slot: most of
+        // these boards are overfull, whose bits past the 80th are cut.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for n in 0..20_000 {
+            let mut board = Board::EMPTY;
+            for side in &mut board.checkers {
+                for count in side.iter_mut() {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Mostly small counts, as on real boards.
+                    *count = if n % 2 == 0 {
+                        (x % 3) as u8
+                    } else {
+                        (x % 16) as u8
+                    };
+                }
+            }
+            for seat in Seat::BOTH {
+                assert_eq!(key(&board, seat), key_bit_by_bit(&board, seat), "{board:?}");
+            }
+        }
+        let start = Board::standard_start();
+        assert_eq!(
+            key(&start, Seat::Black),
+            key_bit_by_bit(&start, Seat::Black)
+        );
     }
 }
