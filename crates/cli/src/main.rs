@@ -360,14 +360,14 @@ enum Bench {
     },
 }
 
-/// A mistake of the user's (or a server's refusal) is one line on stderr
-/// and exit code 1, never a backtrace, whatever RUST_BACKTRACE says.
-/// mimalloc instead of the C library's allocator: `bench load` shares the
-/// machine with the server it measures, and decodes every answer: the
-/// server's allocator, for the same reason (see backgammond's main).
+/// mimalloc instead of the C library's allocator, as in backgammond:
+/// `bench load` decodes every answer on the machine whose server it
+/// measures, so its allocations compete with the server's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// A mistake of the user's (or a server's refusal) is one line on stderr
+/// and exit code 1, never a backtrace, whatever RUST_BACKTRACE says.
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -37,7 +37,7 @@ pub enum PositionIdError {
 ///
 /// Each slot's run of `1` bits (one per checker) and its closing `0` are
 /// placed with one shift into a 128-bit accumulator; the key is its low
-/// 80 bits (a possible position needs exactly 80: 30 checkers and 50
+/// 80 bits (a possible position needs at most 80: 30 checkers and 50
 /// slots). Bits past the 80th, which only a board with too many checkers
 /// has, are cut, as gnubg's fixed-size key cuts them.
 pub fn key(board: &Board, on_roll: Seat) -> [u8; 10] {
@@ -46,9 +46,9 @@ pub fn key(board: &Board, on_roll: Seat) -> [u8; 10] {
     for seat in [on_roll.other(), on_roll] {
         for &count in &board.checkers[seat.index()][1..=BAR as usize] {
             let count = u32::from(count);
-            if at < 128 {
-                // A count above 127 is not a board (at most 15 a slot);
-                // `checked_shl` keeps such input from panicking.
+            if at < 80 {
+                // A count of 128 or more is not a board (at most 15 a
+                // slot); `checked_shl` keeps such input from panicking.
                 let run = 1u128.checked_shl(count).map_or(u128::MAX, |b| b - 1);
                 bits |= run << at;
             }
