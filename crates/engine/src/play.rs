@@ -1,6 +1,6 @@
 //! Moves and plays, and the usual `13/7 8/7` notation.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
 use crate::board::{BAR, Board, OFF};
@@ -27,17 +27,27 @@ impl Move {
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_point(f, self.from)?;
-        f.write_str("/")?;
+        f.write_char('/')?;
         write_point(f, self.to)
     }
 }
 
-fn write_point(f: &mut fmt::Formatter<'_>, point: u8) -> fmt::Result {
+/// A point's number, `bar` or `off`. Digits are written by hand: every
+/// legal play of every answer is written in notation, and the formatting
+/// machinery of `write!` was a noticeable part of an action's time.
+fn write_point(f: &mut impl fmt::Write, point: u8) -> fmt::Result {
     match point {
         BAR => f.write_str("bar"),
         OFF => f.write_str("off"),
-        p => write!(f, "{p}"),
+        p => write_number(f, p),
     }
+}
+
+fn write_number(f: &mut impl fmt::Write, n: u8) -> fmt::Result {
+    if n >= 10 {
+        write_number(f, n / 10)?;
+    }
+    f.write_char(char::from(b'0' + n % 10))
 }
 
 /// Everything one player does with one throw: up to four moves, in order.
@@ -121,11 +131,15 @@ impl fmt::Display for Play {
         while i < moves.len() {
             let run = moves[i..].iter().take_while(|&&m| m == moves[i]).count();
             if i > 0 {
-                f.write_str(" ")?;
+                f.write_char(' ')?;
             }
-            write!(f, "{}", moves[i])?;
+            write_point(f, moves[i].from)?;
+            f.write_char('/')?;
+            write_point(f, moves[i].to)?;
             if run > 1 {
-                write!(f, "({run})")?;
+                f.write_char('(')?;
+                write_number(f, run as u8)?;
+                f.write_char(')')?;
             }
             i += run;
         }
@@ -261,6 +275,25 @@ mod tests {
         assert_eq!(play.to_string(), "13/7 8/7");
         let play: Play = "bar/22* 6/off".parse().unwrap();
         assert_eq!(play.to_string(), "bar/22 6/off");
+    }
+
+    /// The hand-written digits say what `{}` would, for every point, the
+    /// bar and off (and numbers past 25, which no board has, all the same).
+    #[test]
+    fn every_point_is_written_as_its_number() {
+        let point = |p: u8| match p {
+            BAR => "bar".to_string(),
+            OFF => "off".to_string(),
+            p => format!("{p}"),
+        };
+        for from in 0..=u8::MAX {
+            for to in [0, 1, 9, 10, 19, 24, 25, 99, 100, 255] {
+                let expected = format!("{}/{}", point(from), point(to));
+                assert_eq!(Move::new(from, to).to_string(), expected);
+                let play = Play::from_moves(&[Move::new(from, to); 3]).unwrap();
+                assert_eq!(play.to_string(), format!("{expected}(3)"));
+            }
+        }
     }
 
     #[test]

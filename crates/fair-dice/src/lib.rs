@@ -300,19 +300,15 @@ pub fn verify(
     Ok(())
 }
 
+/// Lower-case hex (every snapshot and stored state carries some: one
+/// allocation, no formatting machinery).
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
+/// Hex of either case, surrounding whitespace ignored.
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim();
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
+    hex::decode(text.trim()).ok()
 }
 
 #[cfg(test)]
