@@ -119,10 +119,21 @@ impl fmt::Debug for Play {
     }
 }
 
-impl fmt::Display for Play {
+impl Play {
+    /// The play in notation, as [`Display`](fmt::Display) writes it, into
+    /// a string sized for it at once (every legal play of every answer is
+    /// written so).
+    pub fn notation(&self) -> String {
+        // "bar/21 24/21 13/10 13/10" is the longest shape: 4 moves of 6.
+        let mut text = String::with_capacity(4 * 7);
+        // Writing into a String cannot fail.
+        let _ = self.write_notation(&mut text);
+        text
+    }
+
     /// Moves in order, the same move repeated written once with its count
     /// (`24/20(2) 20/16(2)`), as players write doubles.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn write_notation(&self, f: &mut impl fmt::Write) -> fmt::Result {
         if self.is_empty() {
             return f.write_str("pass");
         }
@@ -144,6 +155,12 @@ impl fmt::Display for Play {
             i += run;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for Play {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_notation(f)
     }
 }
 
@@ -292,6 +309,7 @@ mod tests {
                 assert_eq!(Move::new(from, to).to_string(), expected);
                 let play = Play::from_moves(&[Move::new(from, to); 3]).unwrap();
                 assert_eq!(play.to_string(), format!("{expected}(3)"));
+                assert_eq!(play.notation(), play.to_string());
             }
         }
     }

@@ -249,7 +249,7 @@ pub fn play_out(play: &Play, result: Option<(&Board, Seat)>) -> pb::Play {
                 to: u32::from(m.to),
             })
             .collect(),
-        notation: play.to_string(),
+        notation: play.notation(),
         result_position_id: result
             .map(|(b, mover)| position_id::encode(b, mover))
             .unwrap_or_default(),
