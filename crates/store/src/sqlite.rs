@@ -721,14 +721,14 @@ fn distinct_games(group: &[Write]) -> bool {
 /// Since a refusal rolls back the whole transaction anyway, no statement
 /// needs undoing on its own: the statements say `OR FAIL` (a constraint
 /// error stops the statement and keeps what it did, for the ROLLBACK to
-/// undo) and foreign keys are checked at COMMIT (`defer_foreign_keys`,
-/// which ends with the transaction). Without both, SQLite copies every
-/// page a multi-row statement changes into a statement journal first, in
-/// case that statement alone must be undone (1.2% of the server's CPU
-/// samples under load). No group can break a foreign key: a log row's
-/// game is created in the same group or updated by the compare-and-set
-/// (a missing game is a refusal before COMMIT). Should one ever, COMMIT
-/// fails, which is reported as a write whose outcome is unknown.
+/// undo), so SQLite does not first copy every page a multi-row statement
+/// changes into a statement journal in case that statement alone must be
+/// undone. The log's foreign key to its game still needs one (foreign-key
+/// errors always undo their statement): two thirds of the copying it
+/// was. Deferring foreign keys to COMMIT would save that too, but
+/// `PRAGMA defer_foreign_keys` resets at every COMMIT, and setting it
+/// again expires every prepared statement of the connection: each group's
+/// statements compiled anew cost far more than the journal.
 async fn apply_batched(
     connection: &mut SqliteConnection,
     group: &[Write],
@@ -761,8 +761,7 @@ async fn apply_batched(
         requests.extend(request.as_ref());
     }
 
-    let mut batch =
-        QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; PRAGMA defer_foreign_keys = ON; ");
+    let mut batch = QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; ");
     push_insert_games(&mut batch, &created);
     if !updated.is_empty() {
         // The compare-and-set for every game at once: a game whose stored
