@@ -35,28 +35,41 @@ pub enum PositionIdError {
 
 /// The 10-byte key of `board` with `on_roll` to move.
 ///
-/// Each slot's run of `1` bits (one per checker) and its closing `0` are
-/// placed with one shift into a 128-bit accumulator; the key is its low
-/// 80 bits (a possible position needs at most 80: 30 checkers and 50
-/// slots). Bits past the 80th, which only a board with too many checkers
-/// has, are cut, as gnubg's fixed-size key cuts them.
+/// The key is all `1` bits except for each slot's closing `0`, which sits
+/// at the number of checkers and slots before it (the checkers of this
+/// slot included): so only those zeros are placed, one bit each, and the
+/// rest is filled in at the end. A possible position needs at most 80
+/// bits (30 checkers and 50 slots); bits past the 80th, which only a
+/// board with too many checkers has, are cut, as gnubg's fixed-size key
+/// cuts them. This runs once for every legal play of every answer.
 pub fn key(board: &Board, on_roll: Seat) -> [u8; 10] {
-    let mut bits: u128 = 0;
+    // The zeros among bits 0..64 and 64..80.
+    let (mut low_zeros, mut high_zeros) = (0u64, 0u64);
+    // The bit where the next slot begins (at most 50 * 256).
     let mut at = 0u32;
     for seat in [on_roll.other(), on_roll] {
         for &count in &board.checkers[seat.index()][1..=BAR as usize] {
-            let count = u32::from(count);
-            if at < 80 {
-                // A count of 128 or more is not a board (at most 15 a
-                // slot); `checked_shl` keeps such input from panicking.
-                let run = 1u128.checked_shl(count).map_or(u128::MAX, |b| b - 1);
-                bits |= run << at;
+            at += u32::from(count);
+            if at < 64 {
+                low_zeros |= 1 << at;
+            } else if at < 80 {
+                high_zeros |= 1 << (at - 64);
             }
-            at += count + 1;
+            at += 1;
         }
     }
+    let used = at.min(80);
+    let low_used = if used >= 64 {
+        u64::MAX
+    } else {
+        (1 << used) - 1
+    };
+    let high_used = if used > 64 { (1 << (used - 64)) - 1 } else { 0 };
+    let low = (low_used & !low_zeros).to_le_bytes();
+    let high = (high_used & !high_zeros).to_le_bytes();
     let mut key = [0u8; 10];
-    key.copy_from_slice(&bits.to_le_bytes()[..10]);
+    key[..8].copy_from_slice(&low);
+    key[8..].copy_from_slice(&high[..2]);
     key
 }
 
@@ -175,8 +188,8 @@ mod tests {
 
     #[test]
     fn key_is_the_manuals_bit_walk_on_many_boards_even_overfull_ones() {
-        // A fixed pseudo-random walk over counts 0..=15 a slot: most of
-        // these boards are overfull, whose bits past the 80th are cut.
+        // A fixed pseudo-random walk over counts a slot: most of these
+        // boards are overfull, whose bits past the 80th are cut.
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for n in 0..20_000 {
             let mut board = Board::EMPTY;
@@ -185,11 +198,12 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    // Mostly small counts, as on real boards.
-                    *count = if n % 2 == 0 {
-                        (x % 3) as u8
-                    } else {
-                        (x % 16) as u8
+                    // Mostly small counts, as on real boards; some no
+                    // board can hold, up to a byte's 255.
+                    *count = match n % 4 {
+                        0 | 2 => (x % 3) as u8,
+                        1 => (x % 16) as u8,
+                        _ => (x % 256) as u8,
                     };
                 }
             }
