@@ -1,6 +1,6 @@
 //! Moves and plays, and the usual `13/7 8/7` notation.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::str::FromStr;
 
 use crate::board::{BAR, Board, OFF};
@@ -26,10 +26,15 @@ impl Move {
 
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_point(f, self.from)?;
-        f.write_char('/')?;
-        write_point(f, self.to)
+        write_move(f, *self)
     }
+}
+
+/// `from/to`, as [`Move`]'s `Display` and a play's notation write it.
+fn write_move(f: &mut impl fmt::Write, m: Move) -> fmt::Result {
+    write_point(f, m.from)?;
+    f.write_char('/')?;
+    write_point(f, m.to)
 }
 
 /// A point's number, `bar` or `off`. Digits are written by hand: every
@@ -124,7 +129,7 @@ impl Play {
     /// a string sized for it at once (every legal play of every answer is
     /// written so).
     pub fn notation(&self) -> String {
-        // "bar/21 24/21 13/10 13/10" is the longest shape: 4 moves of 6.
+        // At most 4 moves of 6 characters ("bar/21") and 3 spaces.
         let mut text = String::with_capacity(4 * 7);
         // Writing into a String cannot fail.
         let _ = self.write_notation(&mut text);
@@ -144,9 +149,7 @@ impl Play {
             if i > 0 {
                 f.write_char(' ')?;
             }
-            write_point(f, moves[i].from)?;
-            f.write_char('/')?;
-            write_point(f, moves[i].to)?;
+            write_move(f, moves[i])?;
             if run > 1 {
                 f.write_char('(')?;
                 write_number(f, run as u8)?;

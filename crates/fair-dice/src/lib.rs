@@ -86,12 +86,12 @@ impl ServerSeed {
 
     /// `SHA-256(seed)`, in lower-case hex: what the server publishes.
     pub fn commitment(&self) -> String {
-        hex(&Sha256::digest(self.0))
+        hex::encode(Sha256::digest(self.0))
     }
 
     /// The seed in lower-case hex: what the server reveals at the end.
     pub fn to_hex(&self) -> String {
-        hex(&self.0)
+        hex::encode(self.0)
     }
 
     pub fn from_hex(text: &str) -> Result<ServerSeed, VerifyError> {
@@ -298,12 +298,6 @@ pub fn verify(
         }
     }
     Ok(())
-}
-
-/// Lower-case hex (every snapshot and stored state carries some: one
-/// allocation, no formatting machinery).
-fn hex(bytes: &[u8]) -> String {
-    hex::encode(bytes)
 }
 
 /// Hex of either case, surrounding whitespace ignored.
