@@ -18,6 +18,7 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::client::{Transport, authorized, explain};
+use crate::view::{GameView, TurnClient};
 
 /// What a load run counts, over all its workers.
 #[derive(Default)]
@@ -67,9 +68,12 @@ impl Setup {
 }
 
 /// Plays games until the deadline, counting Move calls and stored
-/// versions; returns how long each Roll and Move call took.
+/// versions; returns how long each Roll and Move call took. Games are
+/// created with the full client, turns played with `turns`, which decodes
+/// only what this loop reads (see [`crate::view`]).
 async fn play_games(
     mut client: GameServiceClient<Channel>,
+    mut turns: TurnClient,
     deadline: Instant,
     games_left: Arc<AtomicU64>,
     counts: Arc<Counts>,
@@ -94,7 +98,7 @@ async fn play_games(
             .map_err(explain)?
             .into_inner();
         let tokens = [created.white_token, created.black_token];
-        let mut game = created.game.context("NewGame returned no game")?;
+        let mut game = GameView::from(created.game.context("NewGame returned no game")?);
         counts.actions.fetch_add(game.version, Ordering::Relaxed);
         while Instant::now() < deadline {
             n += 1;
@@ -108,7 +112,7 @@ async fn play_games(
             let request_id = format!("bench-{game_id}-{version}");
             let sent = Instant::now();
             game = match pb::Phase::try_from(game.phase) {
-                Ok(pb::Phase::Roll) => client
+                Ok(pb::Phase::Roll) => turns
                     .roll(authorized(
                         pb::RollRequest {
                             game_id,
@@ -125,7 +129,7 @@ async fn play_games(
                     // Any legal play: vary it so games differ.
                     let plays = &game.legal_plays;
                     let play = plays[(n as usize) % plays.len()].notation.clone();
-                    let call = client.r#move(authorized(
+                    let call = turns.play(authorized(
                         pb::MoveRequest {
                             game_id,
                             expected_version: game.version,
@@ -217,6 +221,7 @@ pub async fn load(
         .map(|i| {
             tokio::spawn(play_games(
                 GameServiceClient::new(nth(&channels, i)),
+                TurnClient::new(nth(&channels, i)),
                 deadline,
                 games_left.clone(),
                 counts.clone(),

@@ -8,6 +8,7 @@ mod bench;
 mod client;
 mod offline;
 mod verify;
+mod view;
 mod words;
 
 use std::path::{Path, PathBuf};
