@@ -103,6 +103,68 @@ fn a_panicking_plugin_returns_an_error_and_the_host_keeps_working() {
     assert_eq!(standard.faults(), 0);
 }
 
+/// The host gives a thread's last legal plays again when asked for the
+/// same position of the same plugin (an action asks twice). Asked again,
+/// after another position, with other dice or for the other seat, the
+/// plays are those a thread that never asked before is given; a fault is
+/// found again on every call.
+#[test]
+fn legal_plays_asked_again_are_those_of_a_first_asking() {
+    let dir = plugin_dir(&[
+        ("bg_standard", "standard.so"),
+        ("bg_test_faulty", "faulty.so"),
+    ]);
+    let host = PluginHost::new(dir.path());
+    host.scan().unwrap();
+    let standard = host.get("standard").unwrap();
+    let start = standard.new_game(&Options::new()).unwrap().state;
+    let three_one = Dice::new(3, 1).unwrap();
+    let six_four = Dice::new(6, 4).unwrap();
+    let after = standard
+        .apply_play(&start, Seat::White, three_one, &"8/5 6/5".parse().unwrap())
+        .unwrap()
+        .state;
+    let first_asking = |state: &[u8], seat: Seat, dice: Dice| {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let mut plays = Vec::new();
+                    standard.legal_plays(state, seat, dice, &mut plays).unwrap();
+                    plays
+                })
+                .join()
+                .unwrap()
+        })
+    };
+    let askings = [
+        (&start, Seat::White, three_one),
+        (&start, Seat::White, three_one),
+        (&start, Seat::White, six_four),
+        (&start, Seat::Black, six_four),
+        (&after, Seat::Black, six_four),
+        (&start, Seat::White, three_one),
+    ];
+    let mut plays = Vec::new();
+    for (state, seat, dice) in askings {
+        standard.legal_plays(state, seat, dice, &mut plays).unwrap();
+        assert_eq!(plays, first_asking(state, seat, dice), "{seat:?} {dice:?}");
+    }
+    assert_ne!(
+        first_asking(&start, Seat::White, six_four),
+        first_asking(&start, Seat::Black, six_four)
+    );
+
+    let faulty_plugin = host.get("faulty").unwrap();
+    let game = faulty_plugin.new_game(&faulty("extra_checker")).unwrap();
+    for _ in 0..2 {
+        let error = faulty_plugin
+            .legal_plays(&game.state, Seat::White, three_one, &mut plays)
+            .unwrap_err();
+        assert!(matches!(error, PluginError::Fault { .. }), "{error:?}");
+    }
+    assert_eq!(faulty_plugin.faults(), 2);
+}
+
 #[test]
 fn a_plugin_breaking_an_invariant_gets_a_fault_not_a_corrupt_game() {
     let dir = plugin_dir(&[("bg_test_faulty", "faulty.so")]);

@@ -112,6 +112,40 @@ thread_local! {
     /// makes the host read zeroes, which fail the board check, never
     /// uninitialised memory.
     static SCRATCH: std::cell::RefCell<Vec<LegalPlay>> = const { std::cell::RefCell::new(Vec::new()) };
+
+    /// The last legal plays this thread was given, checked, and what they
+    /// answer. An action asks for the same plays twice: the engine, to
+    /// pass a turn with no legal move, then the answer, to list them.
+    static LAST_PLAYS: std::cell::RefCell<LastPlays> = const {
+        std::cell::RefCell::new(LastPlays {
+            descriptor: 0,
+            state: Vec::new(),
+            seat: 0,
+            dice: None,
+            plays: Vec::new(),
+        })
+    };
+}
+
+/// A plugin's legal plays of one position. The plugin is named by the
+/// address of its descriptor: a loaded library is never unloaded, so no
+/// other plugin ever has that address. Plugins are pure (the same state,
+/// seat and dice give the same plays), so the plays can be given again.
+struct LastPlays {
+    descriptor: usize,
+    state: Vec<u8>,
+    seat: u8,
+    dice: Option<Dice>,
+    plays: Vec<LegalPlay>,
+}
+
+impl LastPlays {
+    fn answers(&self, descriptor: usize, state: &[u8], seat: u8, dice: Dice) -> bool {
+        self.descriptor == descriptor
+            && self.dice == Some(dice)
+            && self.seat == seat
+            && self.state == state
+    }
 }
 
 const ZERO_PLAY: LegalPlay = LegalPlay {
@@ -265,7 +299,9 @@ impl Plugin {
 
     /// The legal plays of `seat` with `dice` (each result once), into
     /// `plays`, which is reused: keep it between calls on hot paths. Every
-    /// result board is checked (15 checkers a side, no shared point).
+    /// result board is checked (15 checkers a side, no shared point). The
+    /// thread's last answer is given again when asked for the same
+    /// position of the same plugin (see `LAST_PLAYS`).
     pub fn legal_plays(
         &self,
         state: &[u8],
@@ -274,6 +310,39 @@ impl Plugin {
         plays: &mut Vec<LegalPlay>,
     ) -> Result<(), PluginError> {
         plays.clear();
+        let descriptor = std::ptr::from_ref(self.descriptor) as usize;
+        let seat = seat as u8;
+        let given = LAST_PLAYS.with_borrow(|last| {
+            let hit = last.answers(descriptor, state, seat, dice);
+            if hit {
+                plays.extend_from_slice(&last.plays);
+            }
+            hit
+        });
+        if given {
+            return Ok(());
+        }
+        self.search_plays(state, seat, dice, plays)?;
+        LAST_PLAYS.with_borrow_mut(|last| {
+            last.descriptor = descriptor;
+            last.state.clear();
+            last.state.extend_from_slice(state);
+            last.seat = seat;
+            last.dice = Some(dice);
+            last.plays.clear();
+            last.plays.extend_from_slice(plays);
+        });
+        Ok(())
+    }
+
+    /// The plugin's legal plays, checked: none remembered.
+    fn search_plays(
+        &self,
+        state: &[u8],
+        seat: u8,
+        dice: Dice,
+        plays: &mut Vec<LegalPlay>,
+    ) -> Result<(), PluginError> {
         SCRATCH.with_borrow_mut(|scratch| {
             if scratch.len() < 256 {
                 scratch.resize(256, ZERO_PLAY);
@@ -287,7 +356,7 @@ impl Plugin {
                     (self.calls.legal_plays)(
                         state.as_ptr(),
                         state.len(),
-                        seat as u8,
+                        seat,
                         dice,
                         scratch.as_mut_ptr(),
                         scratch.len(),
