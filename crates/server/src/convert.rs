@@ -504,15 +504,136 @@ pub fn scoreboard(b: &Scoreboard) -> pb::Scoreboard {
 }
 
 /// An event for the API and the log: its kind, its seat, its fields.
+///
+/// The kind is the event's tag and the fields its JSON object without it.
+/// An internally tagged enum writes its tag first (`{"event":"moved",`),
+/// so the fields are what follows it: one serialisation, no JSON tree.
 pub fn event(e: &Event) -> (String, Option<Seat>, String) {
-    let mut value = serde_json::to_value(e).unwrap_or_default();
+    let json = serde_json::to_string(e).unwrap_or_default();
+    let tagged = json.strip_prefix(r#"{"event":""#).and_then(|rest| {
+        let (kind, fields) = rest.split_once('"')?;
+        let detail = match fields.strip_prefix(',') {
+            Some(fields) => format!("{{{fields}"),
+            None if fields == "}" => "{}".to_string(),
+            None => return None,
+        };
+        Some((kind.to_string(), detail))
+    });
+    let (kind, detail) = tagged.unwrap_or_else(|| untagged(&json));
+    (kind, e.seat(), detail)
+}
+
+/// The kind and fields of an event's JSON, read as a tree (should serde
+/// ever write the tag elsewhere than first).
+fn untagged(json: &str) -> (String, String) {
+    let mut value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
     let kind = value
         .as_object_mut()
         .and_then(|o| o.remove("event"))
         .and_then(|k| k.as_str().map(str::to_string))
         .unwrap_or_default();
-    let seat = value
-        .get("seat")
-        .and_then(|s| serde_json::from_value::<Seat>(s.clone()).ok());
-    (kind, seat, value.to_string())
+    (kind, value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use bg_engine::Dice;
+    use bg_engine::game::{Decision, EndReason, GameResult};
+
+    use super::*;
+
+    /// One event of each kind, with a string that needs escaping.
+    fn one_of_each() -> Vec<Event> {
+        let dice = Dice::new(6, 1).unwrap();
+        let (white, black) = (Seat::White, Seat::Black);
+        vec![
+            Event::GameStarted {
+                game_number: 2,
+                starter: black,
+                opening: Some([6, 1]),
+                crawford: true,
+            },
+            Event::OpeningTie {
+                dice: [3, 3],
+                cube: 2,
+            },
+            Event::Rolled { seat: white, dice },
+            Event::Moved {
+                seat: black,
+                play: "bar/18 13/12".parse().unwrap(),
+            },
+            Event::Passed { seat: white, dice },
+            Event::Scored {
+                seat: black,
+                points: 4,
+                reason: "jan \"de récompense\"".into(),
+                ways: 2,
+            },
+            Event::DecisionRequired {
+                decision: Decision {
+                    seat: white,
+                    choices: vec!["go".into(), "stay".into()],
+                    prompt: "Go on?".into(),
+                },
+            },
+            Event::Decided {
+                seat: white,
+                choice: "go".into(),
+            },
+            Event::DoubleOffered {
+                seat: black,
+                value: 2,
+            },
+            Event::Beavered {
+                seat: white,
+                value: 4,
+            },
+            Event::DoubleTaken {
+                seat: black,
+                value: 4,
+            },
+            Event::DoubleDropped { seat: white },
+            Event::ResignationOffered {
+                seat: black,
+                level: 2,
+            },
+            Event::ResignationDeclined { seat: white },
+            Event::LastRoll { seat: black },
+            Event::GameEnded {
+                result: GameResult {
+                    game_number: 1,
+                    winner: Some(white),
+                    reason: EndReason::Dropped,
+                    kind: "single".into(),
+                    level: 1,
+                    cube: 2,
+                    points: 2,
+                },
+                score: [2, 0],
+            },
+            Event::MatchEnded {
+                winner: None,
+                score: [3, 3],
+            },
+            Event::MatchAbandoned { seat: black },
+        ]
+    }
+
+    /// An event's kind is its JSON's `event` tag, its seat the JSON's
+    /// `seat` field, and its detail the JSON's other fields, for every kind.
+    #[test]
+    fn an_event_is_its_tag_its_seat_and_its_other_fields() {
+        for e in one_of_each() {
+            let mut whole = serde_json::to_value(&e).unwrap();
+            let tag = whole.as_object_mut().unwrap().remove("event").unwrap();
+            let seat_field = whole
+                .get("seat")
+                .map(|s| serde_json::from_value::<Seat>(s.clone()).unwrap());
+            let (kind, seat, detail) = event(&e);
+            assert_eq!(kind, tag.as_str().unwrap(), "{e:?}");
+            assert_eq!(seat, seat_field, "{e:?}");
+            let detail: serde_json::Value = serde_json::from_str(&detail).unwrap();
+            assert_eq!(detail, whole, "{e:?}");
+        }
+    }
 }

@@ -493,6 +493,35 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The seat the event names as its `seat`: who rolled, moved, passed,
+    /// scored, decided, doubled, resigned or left. None for the events of
+    /// the game or match as a whole (started, a tie, a decision asked,
+    /// ended), whose seats are fields of other names.
+    pub fn seat(&self) -> Option<Seat> {
+        match self {
+            Event::Rolled { seat, .. }
+            | Event::Moved { seat, .. }
+            | Event::Passed { seat, .. }
+            | Event::Scored { seat, .. }
+            | Event::Decided { seat, .. }
+            | Event::DoubleOffered { seat, .. }
+            | Event::Beavered { seat, .. }
+            | Event::DoubleTaken { seat, .. }
+            | Event::DoubleDropped { seat }
+            | Event::ResignationOffered { seat, .. }
+            | Event::ResignationDeclined { seat }
+            | Event::LastRoll { seat }
+            | Event::MatchAbandoned { seat } => Some(*seat),
+            Event::GameStarted { .. }
+            | Event::OpeningTie { .. }
+            | Event::DecisionRequired { .. }
+            | Event::GameEnded { .. }
+            | Event::MatchEnded { .. } => None,
+        }
+    }
+}
+
 /// Why a command was refused. Nothing changes when a command is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GameError {
