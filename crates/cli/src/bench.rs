@@ -1,7 +1,8 @@
 //! `bgctl bench load`: Move throughput of a running server (or of several
 //! replicas, the games spread over them), measured side by side with the
-//! same servers' health check, how long each Roll and Move call took, and
-//! how many versions the server stored (for stored bytes per action).
+//! same servers' health check (the two take turns, window after window),
+//! how long each Roll and Move call took, and how many versions the server
+//! stored (for stored bytes per action).
 //! `--auto-roll` plays cubeless games with auto-roll on: one call a turn.
 //! `bgctl bench watch`: how soon a watcher hears of an action, on the same
 //! server or on another replica.
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use bg_api::v1 as pb;
 use bg_api::v1::game_service_client::GameServiceClient;
+use tokio::sync::watch;
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
@@ -28,6 +30,30 @@ struct Counts {
     /// Versions the server stored: one per game created, and one per
     /// action applied (a Roll, a Move).
     actions: AtomicU64,
+    /// Workers still playing (they stop early when `--games` runs out).
+    playing: AtomicU64,
+}
+
+/// What the workers of a load run call now. Moves and health checks take
+/// turns in windows (`--slice-seconds`), so that both see the same
+/// machine: a shared machine's neighbours change its speed within seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Window {
+    Moves,
+    HealthChecks,
+    Over,
+}
+
+/// How often a window checks whether the players have stopped.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Waits for the workers' own window: `true` when it is open, `false`
+/// once the run is over.
+async fn open(window: &mut watch::Receiver<Window>, mine: Window) -> bool {
+    match window.wait_for(|w| *w == mine || *w == Window::Over).await {
+        Ok(w) => *w == mine,
+        Err(_) => false,
+    }
 }
 
 /// The games a load run plays.
@@ -67,21 +93,22 @@ impl Setup {
     }
 }
 
-/// Plays games until the deadline, counting Move calls and stored
-/// versions; returns how long each Roll and Move call took. Games are
+/// Plays games while the move window is open, until the run is over,
+/// counting Move calls and stored versions; returns how long each Roll and
+/// Move call took. Games are
 /// created with the full client, turns played with `turns`, which decodes
 /// only what this loop reads (see [`crate::view`]).
 async fn play_games(
     mut client: GameServiceClient<Channel>,
     mut turns: TurnClient,
-    deadline: Instant,
+    mut window: watch::Receiver<Window>,
     games_left: Arc<AtomicU64>,
     counts: Arc<Counts>,
     setup: Setup,
 ) -> Result<Vec<Duration>> {
     let mut n = 0u64;
     let mut latencies = Vec::new();
-    while Instant::now() < deadline {
+    while open(&mut window, Window::Moves).await {
         if games_left
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| g.checked_sub(1))
             .is_err()
@@ -100,7 +127,7 @@ async fn play_games(
         let tokens = [created.white_token, created.black_token];
         let mut game = GameView::from(created.game.context("NewGame returned no game")?);
         counts.actions.fetch_add(game.version, Ordering::Relaxed);
-        while Instant::now() < deadline {
+        while open(&mut window, Window::Moves).await {
             n += 1;
             let token = match pb::Seat::try_from(game.to_act) {
                 Ok(pb::Seat::White) => &tokens[0],
@@ -165,10 +192,10 @@ fn quantile_ms(sorted: &[Duration], q: f64) -> f64 {
 
 async fn check_health(
     mut client: HealthClient<Channel>,
-    deadline: Instant,
+    mut window: watch::Receiver<Window>,
     calls: Arc<AtomicU64>,
 ) -> Result<()> {
-    while Instant::now() < deadline {
+    while open(&mut window, Window::HealthChecks).await {
         client
             .check(HealthCheckRequest {
                 service: String::new(),
@@ -208,59 +235,111 @@ pub async fn load(
     concurrency: usize,
     games: u64,
     seconds: f64,
+    slice_seconds: f64,
     setup: Setup,
 ) -> Result<()> {
+    let seconds_of = |name: &str, value: f64| {
+        Duration::try_from_secs_f64(value)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .with_context(|| format!("--{name} takes a number of seconds above 0, not {value}"))
+    };
+    let duration = seconds_of("seconds", seconds)?;
+    let slice = seconds_of("slice-seconds", slice_seconds)?.min(duration);
     let channels = channels(transport, addrs).await?;
-    let duration = Duration::from_secs_f64(seconds);
 
     let counts = Arc::new(Counts::default());
+    let checks = Arc::new(AtomicU64::new(0));
     let games_left = Arc::new(AtomicU64::new(if games == 0 { u64::MAX } else { games }));
-    let start = Instant::now();
-    let deadline = start + duration;
-    let workers: Vec<_> = (0..concurrency.max(1))
+    let (switch, window) = watch::channel(Window::Moves);
+    counts
+        .playing
+        .store(concurrency.max(1) as u64, Ordering::Relaxed);
+    let players: Vec<_> = (0..concurrency.max(1))
         .map(|i| {
-            tokio::spawn(play_games(
+            let counts = counts.clone();
+            let played = play_games(
                 GameServiceClient::new(nth(&channels, i)),
                 TurnClient::new(nth(&channels, i)),
-                deadline,
+                window.clone(),
                 games_left.clone(),
                 counts.clone(),
                 setup,
-            ))
+            );
+            tokio::spawn(async move {
+                let latencies = played.await;
+                counts.playing.fetch_sub(1, Ordering::Relaxed);
+                latencies
+            })
         })
         .collect();
-    let mut latencies = Vec::new();
-    for w in workers {
-        latencies.extend(w.await??);
-    }
-    let moves = counts.moves.load(Ordering::Relaxed);
-    let move_rps = moves as f64 / start.elapsed().as_secs_f64();
-    latencies.sort_unstable();
-
-    let checks = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
-    let deadline = start + duration;
-    let workers: Vec<_> = (0..concurrency.max(1))
+    let checkers: Vec<_> = (0..concurrency.max(1))
         .map(|i| {
             tokio::spawn(check_health(
                 HealthClient::new(nth(&channels, i)),
-                deadline,
+                window.clone(),
                 checks.clone(),
             ))
         })
         .collect();
-    for w in workers {
-        w.await??;
+
+    // The windows: moves, then health checks, each `slice` long (the last
+    // of each kind what is left of `seconds`), until each kind has had
+    // `seconds`. A window counts the calls answered in it; the calls in
+    // flight when it closes are answered at the start of the next one,
+    // and counted by neither.
+    let (mut move_time, mut moves) = (Duration::ZERO, 0u64);
+    let (mut check_time, mut checked) = (Duration::ZERO, 0u64);
+    // The games may run out (`--games`): the moves are measured then.
+    let playing = || counts.playing.load(Ordering::Relaxed) > 0;
+    while (move_time < duration && playing()) || check_time < duration {
+        for (kind, time, count, counter) in [
+            (Window::Moves, &mut move_time, &mut moves, &counts.moves),
+            (
+                Window::HealthChecks,
+                &mut check_time,
+                &mut checked,
+                &*checks,
+            ),
+        ] {
+            let length = slice.min(duration.saturating_sub(*time));
+            let moves_over = kind == Window::Moves && !playing();
+            if length.is_zero() || moves_over {
+                continue;
+            }
+            let _ = switch.send(kind);
+            let (opened, before) = (Instant::now(), counter.load(Ordering::Relaxed));
+            let closes = opened + length;
+            // A move window also closes once no worker plays any more.
+            while Instant::now() < closes && (kind != Window::Moves || playing()) {
+                let left = closes.saturating_duration_since(Instant::now());
+                tokio::time::sleep(POLL.min(left)).await;
+            }
+            *count += counter.load(Ordering::Relaxed) - before;
+            *time += opened.elapsed();
+        }
     }
-    let health_rps = checks.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
+    let _ = switch.send(Window::Over);
+    let mut latencies = Vec::new();
+    for p in players {
+        latencies.extend(p.await??);
+    }
+    for c in checkers {
+        c.await??;
+    }
+    let move_rps = moves as f64 / move_time.as_secs_f64();
+    let health_rps = checked as f64 / check_time.as_secs_f64();
+    latencies.sort_unstable();
 
     println!(
-        "mode={} servers={} concurrency={concurrency} seconds={seconds} moves={moves} actions={} health_checks={} verifiable_dice={}",
+        "mode={} servers={} concurrency={concurrency} seconds={seconds} slice_seconds={} moves={} actions={} health_checks={} verifiable_dice={}",
         match setup.mode {
             Mode::Classic => "classic",
             Mode::AutoRoll => "auto-roll",
         },
         channels.len(),
+        slice.as_secs_f64(),
+        counts.moves.load(Ordering::Relaxed),
         counts.actions.load(Ordering::Relaxed),
         checks.load(Ordering::Relaxed),
         setup.verifiable_dice,

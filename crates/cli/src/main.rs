@@ -326,9 +326,9 @@ enum Bench {
         #[arg(long, default_value_t = 20)]
         repeat: u32,
     },
-    /// Plays complete games against a running server, then calls
-    /// grpc.health.v1/Check the same way; the first line counts the moves
-    /// and the actions the server stored, the last is
+    /// Plays complete games against a running server and calls
+    /// grpc.health.v1/Check the same way, the two taking turns; the first
+    /// line counts the moves and the actions the server stored, the last is
     /// `move_rps=<x> health_rps=<y> ratio=<x/y>`. With `--addr A,B,...`
     /// (replicas of one service), the games and checks are spread over
     /// them.
@@ -342,6 +342,12 @@ enum Bench {
         /// Seconds for each of the two measurements.
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
+        /// Moves and health checks take turns in windows this long, so
+        /// that both see the same machine (a shared machine's speed
+        /// changes within seconds); equal to --seconds, all the moves are
+        /// measured first, then all the health checks.
+        #[arg(long, default_value_t = 1.0)]
+        slice_seconds: f64,
         /// Cubeless games with auto-roll on (one Move call a turn) instead
         /// of money games with the cube (a Roll and a Move call a turn).
         #[arg(long)]
@@ -427,6 +433,7 @@ fn run() -> Result<()> {
                     concurrency,
                     games,
                     seconds,
+                    slice_seconds,
                     auto_roll,
                     verifiable_dice,
                 },
@@ -436,6 +443,7 @@ fn run() -> Result<()> {
             concurrency,
             games,
             seconds,
+            slice_seconds,
             bench::Setup {
                 mode: if auto_roll {
                     bench::Mode::AutoRoll
