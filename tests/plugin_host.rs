@@ -243,6 +243,34 @@ fn files_that_are_not_plugins_are_skipped_with_a_reason() {
     assert_eq!(host.plugins().len(), 1);
 }
 
+/// A plugin is installed by copying it to a hidden name, then renaming
+/// it into place: a scan meanwhile looks at neither half a file nor the
+/// whole one under its hidden name, and the next scan loads it under its
+/// own name.
+#[test]
+fn a_plugin_copied_in_under_a_hidden_name_is_loaded_once_renamed() {
+    let dir = plugin_dir(&[("bg_standard", "standard.so")]);
+    let whole = std::fs::read(plugin_file("bg_plakoto")).unwrap();
+    std::fs::write(dir.path().join(".caucasian.so.partial"), &whole[..4096]).unwrap();
+    let hidden = dir.path().join(".plakoto.so.partial");
+    std::fs::write(&hidden, &whole).unwrap();
+
+    let host = PluginHost::new(dir.path());
+    let report = host.scan().unwrap();
+    assert_eq!(report.loaded.len(), 1);
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert!(host.get("plakoto").is_none());
+
+    std::fs::rename(&hidden, dir.path().join("plakoto.so")).unwrap();
+    let report = host.scan().unwrap();
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    let [plakoto] = &report.loaded[..] else {
+        panic!("{:?}", report.loaded)
+    };
+    assert!(plakoto.path().ends_with("plakoto.so"));
+    assert_eq!(host.plugins().len(), 2);
+}
+
 #[test]
 fn a_second_plugin_with_the_same_name_is_refused() {
     let dir = plugin_dir(&[

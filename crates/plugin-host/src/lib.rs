@@ -2,8 +2,9 @@
 //!
 //! [`PluginHost`] scans a folder for shared libraries, loads each with
 //! `RTLD_NOW` (so a missing symbol fails at load, not mid-game), checks
-//! the ABI version, and registers it by variant name. Files that are not
-//! plugins are skipped with a reason; a second plugin with a name already
+//! the ABI version, and registers it by variant name. Hidden files (a
+//! plugin being copied in before it is renamed into place) are not looked
+//! at; files that are not plugins are skipped with a reason; a second plugin with a name already
 //! loaded is refused; libraries are never unloaded, and each is loaded from
 //! a private copy so that its file can be replaced safely. [`Plugin`] wraps
 //! every call and reads the plugin's protobuf answers back into the

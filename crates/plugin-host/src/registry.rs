@@ -71,6 +71,9 @@ impl PluginHost {
 
     /// Loads every plugin file in the folders not seen before (or changed
     /// since), logging each load and each skipped file with its reason.
+    /// Hidden files (a name starting with `.`) are not looked at: a plugin
+    /// being installed is copied to a hidden name, then renamed into place,
+    /// so that no scan reads half a file.
     /// A folder that cannot be read is listed in
     /// [`ScanReport::unreadable`] and the others are scanned; the scan
     /// fails only if no folder can be read (the error names the first).
@@ -95,6 +98,7 @@ impl PluginHost {
             };
             let mut files: Vec<PathBuf> = entries
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|path| !is_hidden(path))
                 .collect();
             files.sort();
             paths.extend(files);
@@ -184,4 +188,10 @@ impl PluginHost {
     pub fn plugins(&self) -> Vec<Arc<Plugin>> {
         self.lock().by_name.values().cloned().collect()
     }
+}
+
+/// A file whose name starts with `.`: a plugin being copied in, or none.
+fn is_hidden(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name.as_encoded_bytes().starts_with(b"."))
 }
