@@ -118,5 +118,12 @@ fn build_plugins(release: bool, also: &[&str]) -> Result<PathBuf> {
         std::fs::copy(built.join(&file), &partial).with_context(|| format!("copying {file}"))?;
         std::fs::rename(&partial, dir.join(&file))?;
     }
+    // Which build the folder holds, for the benchmark scripts: debug and
+    // release plugins land in this one folder. A hidden file, which the
+    // server does not look at.
+    std::fs::write(dir.join(PROFILE_MARK), format!("{}\n", profile(release)))?;
     Ok(dir)
 }
+
+/// The file in `target/plugins` naming the build of its plugins.
+const PROFILE_MARK: &str = ".profile";
