@@ -30,8 +30,6 @@ struct Counts {
     /// Versions the server stored: one per game created, and one per
     /// action applied (a Roll, a Move).
     actions: AtomicU64,
-    /// Workers still playing (they stop early when `--games` runs out).
-    playing: AtomicU64,
 }
 
 /// What the workers of a load run call now. Moves and health checks take
@@ -44,7 +42,7 @@ enum Window {
     Over,
 }
 
-/// How often a window checks whether the players have stopped.
+/// How often a move window checks whether the players have stopped.
 const POLL: Duration = Duration::from_millis(10);
 
 /// Waits for the workers' own window: `true` when it is open, `false`
@@ -54,6 +52,29 @@ async fn open(window: &mut watch::Receiver<Window>, mine: Window) -> bool {
         Ok(w) => *w == mine,
         Err(_) => false,
     }
+}
+
+/// Opens `kind`'s window for `length`, or until `over` says its workers
+/// have stopped; returns how long it was open and the calls `answered`
+/// counted meanwhile.
+async fn measure(
+    switch: &watch::Sender<Window>,
+    kind: Window,
+    length: Duration,
+    answered: &AtomicU64,
+    over: impl Fn() -> bool,
+) -> (Duration, u64) {
+    switch.send_replace(kind);
+    let (opened, before) = (Instant::now(), answered.load(Ordering::Relaxed));
+    let closes = opened + length;
+    loop {
+        let left = closes.saturating_duration_since(Instant::now());
+        if left.is_zero() || over() {
+            break;
+        }
+        tokio::time::sleep(POLL.min(left)).await;
+    }
+    (opened.elapsed(), answered.load(Ordering::Relaxed) - before)
 }
 
 /// The games a load run plays.
@@ -95,9 +116,9 @@ impl Setup {
 
 /// Plays games while the move window is open, until the run is over,
 /// counting Move calls and stored versions; returns how long each Roll and
-/// Move call took. Games are
-/// created with the full client, turns played with `turns`, which decodes
-/// only what this loop reads (see [`crate::view`]).
+/// Move call took. Games are created with the full client, turns played
+/// with `turns`, which decodes only what this loop reads (see
+/// [`crate::view`]).
 async fn play_games(
     mut client: GameServiceClient<Channel>,
     mut turns: TurnClient,
@@ -252,25 +273,16 @@ pub async fn load(
     let checks = Arc::new(AtomicU64::new(0));
     let games_left = Arc::new(AtomicU64::new(if games == 0 { u64::MAX } else { games }));
     let (switch, window) = watch::channel(Window::Moves);
-    counts
-        .playing
-        .store(concurrency.max(1) as u64, Ordering::Relaxed);
     let players: Vec<_> = (0..concurrency.max(1))
         .map(|i| {
-            let counts = counts.clone();
-            let played = play_games(
+            tokio::spawn(play_games(
                 GameServiceClient::new(nth(&channels, i)),
                 TurnClient::new(nth(&channels, i)),
                 window.clone(),
                 games_left.clone(),
                 counts.clone(),
                 setup,
-            );
-            tokio::spawn(async move {
-                let latencies = played.await;
-                counts.playing.fetch_sub(1, Ordering::Relaxed);
-                latencies
-            })
+            ))
         })
         .collect();
     let checkers: Vec<_> = (0..concurrency.max(1))
@@ -291,35 +303,21 @@ pub async fn load(
     let (mut move_time, mut moves) = (Duration::ZERO, 0u64);
     let (mut check_time, mut checked) = (Duration::ZERO, 0u64);
     // The games may run out (`--games`): the moves are measured then.
-    let playing = || counts.playing.load(Ordering::Relaxed) > 0;
-    while (move_time < duration && playing()) || check_time < duration {
-        for (kind, time, count, counter) in [
-            (Window::Moves, &mut move_time, &mut moves, &counts.moves),
-            (
-                Window::HealthChecks,
-                &mut check_time,
-                &mut checked,
-                &*checks,
-            ),
-        ] {
-            let length = slice.min(duration.saturating_sub(*time));
-            let moves_over = kind == Window::Moves && !playing();
-            if length.is_zero() || moves_over {
-                continue;
-            }
-            let _ = switch.send(kind);
-            let (opened, before) = (Instant::now(), counter.load(Ordering::Relaxed));
-            let closes = opened + length;
-            // A move window also closes once no worker plays any more.
-            while Instant::now() < closes && (kind != Window::Moves || playing()) {
-                let left = closes.saturating_duration_since(Instant::now());
-                tokio::time::sleep(POLL.min(left)).await;
-            }
-            *count += counter.load(Ordering::Relaxed) - before;
-            *time += opened.elapsed();
+    let moves_over = || players.iter().all(|p| p.is_finished());
+    while (move_time < duration && !moves_over()) || check_time < duration {
+        let length = slice.min(duration.saturating_sub(move_time));
+        if !length.is_zero() && !moves_over() {
+            let (took, n) =
+                measure(&switch, Window::Moves, length, &counts.moves, moves_over).await;
+            (move_time, moves) = (move_time + took, moves + n);
+        }
+        let length = slice.min(duration.saturating_sub(check_time));
+        if !length.is_zero() {
+            let (took, n) = measure(&switch, Window::HealthChecks, length, &checks, || false).await;
+            (check_time, checked) = (check_time + took, checked + n);
         }
     }
-    let _ = switch.send(Window::Over);
+    switch.send_replace(Window::Over);
     let mut latencies = Vec::new();
     for p in players {
         latencies.extend(p.await??);
