@@ -32,6 +32,9 @@ const MAX_GROUP: usize = 64;
 /// checkpointer fall behind (64 MiB with 4 KiB pages).
 const WRITER_CHECKPOINT_PAGES: u32 = 16_384;
 
+/// Compiled statements the writer keeps (one per shape of group).
+const WRITER_STATEMENTS: usize = 1024;
+
 /// The least time between two checkpoints.
 const CHECKPOINT_PAUSE: Duration = Duration::from_millis(100);
 
@@ -46,8 +49,8 @@ const MIN_FREE_BYTES: u64 = 1 << 20;
 
 /// Games in a SQLite file.
 ///
-/// SQLite has one writer at a time, so one task owns the writing
-/// connection. It takes every write waiting in its queue and applies them
+/// SQLite has one writer at a time, so one task, on a thread of its own,
+/// owns the writing connection. It takes every write waiting in its queue and applies them
 /// in one transaction: one fsync for the group instead of one each (group
 /// commit). If a write of a group is refused (a version conflict), the
 /// group is rolled back and its writes are applied one by one, so each
@@ -157,13 +160,30 @@ impl SqliteStore {
             .pragma("temp_store", "memory");
         // The writer leaves checkpoints to the checkpointer below, unless
         // the log grows past this many pages (a safety net).
+        //
+        // It does not check the log's foreign key to its game: every write
+        // that adds a log row first inserts the game or updates it by
+        // compare-and-set in the same transaction, and rolls back if that
+        // touched no row, so the game is always there. Checking it cost a
+        // lookup of the game and a statement journal for each group
+        // (SQLite undoes a failed foreign-key statement on its own): an
+        // eighth of the writer's SQLite instructions. Migrations run with
+        // the check on.
+        //
+        // A group's statements have a shape of their own for each count
+        // of rows (see `apply_batched`): the writer keeps more of them
+        // compiled than sqlx's default 100.
         let writer_options = options
             .clone()
-            .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES.to_string());
-        let mut connection = SqliteConnection::connect_with(&writer_options).await?;
+            .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES.to_string())
+            .foreign_keys(false)
+            .statement_cache_capacity(WRITER_STATEMENTS);
+        let mut migrating = SqliteConnection::connect_with(&options).await?;
         sqlx::migrate!("./migrations/sqlite")
-            .run(&mut connection)
+            .run(&mut migrating)
             .await?;
+        migrating.close().await?;
+        let connection = SqliteConnection::connect_with(&writer_options).await?;
         let checkpointer = SqliteConnection::connect_with(&options).await?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
@@ -186,11 +206,27 @@ impl SqliteStore {
             #[cfg(test)]
             faults: faults.clone(),
         };
-        let checkpoints = Checkpoints {
-            commits: committed,
-            task: tokio::spawn(checkpoint_loop(checkpointer, commits)),
-        };
-        tokio::spawn(write_loop(writer, queue, checkpoints));
+        // The writer and the checkpointer run on a thread of their own, not
+        // among the tasks answering calls: every caller waits for the
+        // writer, and each of its steps (BEGIN with the group's
+        // statements, COMMIT) needs the writer to be polled again as soon
+        // as SQLite answers, not once a busy worker gets round to it.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let checkpoints = Checkpoints {
+                        commits: committed,
+                        task: tokio::spawn(checkpoint_loop(checkpointer, commits)),
+                    };
+                    write_loop(writer, queue, checkpoints).await;
+                })
+            })
+            .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
         Ok(SqliteStore {
             jobs,
             readers,
@@ -723,12 +759,9 @@ fn distinct_games(group: &[Write]) -> bool {
 /// error stops the statement and keeps what it did, for the ROLLBACK to
 /// undo), so SQLite does not first copy every page a multi-row statement
 /// changes into a statement journal in case that statement alone must be
-/// undone. The log's foreign key to its game still needs one (foreign-key
-/// errors always undo their statement): two thirds of the copying it
-/// was. Deferring foreign keys to COMMIT would save that too, but
-/// `PRAGMA defer_foreign_keys` resets at every COMMIT, and setting it
-/// again expires every prepared statement of the connection: each group's
-/// statements compiled anew cost far more than the journal.
+/// undone. (The log's foreign key to its game would need one, since
+/// foreign-key errors always undo their statement: the writer does not
+/// check it, see [`SqliteStore::open`].)
 async fn apply_batched(
     connection: &mut SqliteConnection,
     group: &[Write],

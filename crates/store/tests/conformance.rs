@@ -664,6 +664,49 @@ async fn old_request_ids_are_forgotten_and_recent_ones_kept<B: Backend>(place: &
     assert_eq!(store.forget_requests(soon).await.unwrap(), 0);
 }
 
+/// A commit to a game that was never created is NotFound and stores
+/// nothing, neither its log entry nor its request id, also when it lands
+/// in one group with commits to games that exist (which all apply).
+async fn a_commit_to_an_unknown_game_stores_nothing_even_among_others<B: Backend>(place: &B) {
+    let store = place.open().await;
+    for g in 0..12 {
+        store
+            .create(&game(&format!("k{g}"), 1, "a"), &entry(1), None)
+            .await
+            .unwrap();
+    }
+    let tasks: Vec<_> = (0..13)
+        .map(|g| {
+            let store = store.clone();
+            // k12 does not exist.
+            tokio::spawn(async move {
+                let id = format!("k{g}");
+                store
+                    .commit(&game(&id, 2, "b"), 1, &entry(2), Some(&request(&id, "r")))
+                    .await
+            })
+        })
+        .collect();
+    for (g, task) in tasks.into_iter().enumerate() {
+        let result = task.await.unwrap();
+        let id = format!("k{g}");
+        if g == 12 {
+            assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
+            assert!(store.load(&id).await.unwrap().is_none());
+            assert!(store.version(&id).await.unwrap().is_none());
+            assert!(store.log_after(&id, 0).await.unwrap().is_empty());
+            assert!(store.request(&id, "r").await.unwrap().is_none());
+        } else {
+            result.unwrap();
+            assert_eq!(store.load(&id).await.unwrap(), Some(game(&id, 2, "b")));
+            assert_eq!(
+                store.log_after(&id, 0).await.unwrap(),
+                vec![entry(1), entry(2)]
+            );
+        }
+    }
+}
+
 /// Twenty writers at once each get their own result: the one with a stale
 /// version fails alone, every other is applied.
 async fn concurrent_commits_each_get_their_own_result<B: Backend>(place: &B) {
@@ -1436,6 +1479,7 @@ conformance! {
     a_game_id_is_stored_only_once,
     old_request_ids_are_forgotten_and_recent_ones_kept,
     concurrent_commits_each_get_their_own_result,
+    a_commit_to_an_unknown_game_stores_nothing_even_among_others,
     concurrent_creates_and_commits_land_and_a_reused_request_id_fails_alone,
     reopening_finds_every_committed_game,
     a_corrupt_row_is_reported_for_that_game_only,
