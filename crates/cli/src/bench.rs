@@ -93,6 +93,9 @@ pub enum Mode {
 pub struct Setup {
     pub mode: Mode,
     pub verifiable_dice: bool,
+    /// Roll and Move answered with whole games, instead of the fields the
+    /// loop reads (a read mask).
+    pub whole_answers: bool,
 }
 
 impl Setup {
@@ -129,6 +132,7 @@ async fn play_games(
 ) -> Result<Vec<Duration>> {
     let mut n = 0u64;
     let mut latencies = Vec::new();
+    let read_mask = (!setup.whole_answers).then(GameView::read_mask);
     while open(&mut window, Window::Moves).await {
         if games_left
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| g.checked_sub(1))
@@ -163,6 +167,7 @@ async fn play_games(
                 Ok(pb::Phase::Roll) => turns
                     .roll(authorized(
                         pb::RollRequest {
+                            read_mask: read_mask.clone(),
                             game_id,
                             expected_version: game.version,
                             request_id,
@@ -179,6 +184,7 @@ async fn play_games(
                     let play = plays[(n as usize) % plays.len()].notation.clone();
                     let call = turns.play(authorized(
                         pb::MoveRequest {
+                            read_mask: read_mask.clone(),
                             game_id,
                             expected_version: game.version,
                             request_id,
@@ -330,7 +336,7 @@ pub async fn load(
     latencies.sort_unstable();
 
     println!(
-        "mode={} servers={} concurrency={concurrency} seconds={seconds} slice_seconds={} moves={} actions={} health_checks={} verifiable_dice={}",
+        "mode={} servers={} concurrency={concurrency} seconds={seconds} slice_seconds={} moves={} actions={} health_checks={} verifiable_dice={} answers={}",
         match setup.mode {
             Mode::Classic => "classic",
             Mode::AutoRoll => "auto-roll",
@@ -341,6 +347,11 @@ pub async fn load(
         counts.actions.load(Ordering::Relaxed),
         checks.load(Ordering::Relaxed),
         setup.verifiable_dice,
+        if setup.whole_answers {
+            "whole"
+        } else {
+            "masked"
+        },
     );
     println!(
         "roll_and_move_latency_ms p50={:.2} p90={:.2} p99={:.2} max={:.2}",
@@ -446,6 +457,7 @@ async fn next_action(
     let answer = match pb::Phase::try_from(game.phase) {
         Ok(pb::Phase::Roll) => {
             let request = pb::RollRequest {
+                read_mask: None,
                 game_id,
                 expected_version,
                 request_id: String::new(),
@@ -456,6 +468,7 @@ async fn next_action(
         Ok(pb::Phase::Move) => {
             let plays = &game.legal_plays;
             let request = pb::MoveRequest {
+                read_mask: None,
                 game_id,
                 expected_version,
                 request_id: String::new(),
@@ -467,6 +480,7 @@ async fn next_action(
         }
         Ok(pb::Phase::CubeOffered) => {
             let request = pb::DoubleRequest {
+                read_mask: None,
                 game_id,
                 expected_version,
                 request_id: String::new(),

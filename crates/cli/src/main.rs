@@ -356,6 +356,11 @@ enum Bench {
         /// default, or `false`: dice from its CSPRNG alone).
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
         verifiable_dice: bool,
+        /// Roll and Move answered with the whole game, instead of only the
+        /// fields the players read (version, phase, seat to act, the
+        /// plays' notation), which they ask for with a read mask.
+        #[arg(long)]
+        whole_answers: bool,
     },
     /// Plays a match on the first `--addr` and watches it on the last one
     /// (`--addr A,B`: two replicas); prints the delay from each action's
@@ -436,6 +441,7 @@ fn run() -> Result<()> {
                     slice_seconds,
                     auto_roll,
                     verifiable_dice,
+                    whole_answers,
                 },
         } => tokio::runtime::Runtime::new()?.block_on(bench::load(
             &transport?,
@@ -451,6 +457,7 @@ fn run() -> Result<()> {
                     bench::Mode::Classic
                 },
                 verifiable_dice,
+                whole_answers,
             },
         )),
         Command::Bench {
@@ -583,6 +590,7 @@ async fn run_online(
     let whole_id =
         |id: &str| -> Result<String> { Ok(tokens.resolve(id)?.unwrap_or_else(|| id.to_string())) };
     let game_of = |id: &str| pb::GetGameRequest {
+        read_mask: None,
         game_id: id.to_string(),
     };
     match command {
@@ -823,6 +831,7 @@ async fn run_online(
                     client
                         .roll(authorized(
                             pb::RollRequest {
+                                read_mask: None,
                                 game_id,
                                 expected_version: version,
                                 request_id,
@@ -838,6 +847,7 @@ async fn run_online(
                     client
                         .r#move(authorized(
                             pb::MoveRequest {
+                                read_mask: None,
                                 game_id,
                                 expected_version: version,
                                 request_id,
@@ -853,6 +863,7 @@ async fn run_online(
                     client
                         .double(authorized(
                             pb::DoubleRequest {
+                                read_mask: None,
                                 game_id,
                                 expected_version: version,
                                 request_id,
@@ -876,6 +887,7 @@ async fn run_online(
                     client
                         .resign(authorized(
                             pb::ResignRequest {
+                                read_mask: None,
                                 game_id,
                                 expected_version: version,
                                 request_id,
@@ -896,6 +908,7 @@ async fn run_online(
                     client
                         .decide(authorized(
                             pb::DecideRequest {
+                                read_mask: None,
                                 game_id,
                                 expected_version: version,
                                 request_id,
@@ -909,6 +922,7 @@ async fn run_online(
                     client
                         .abandon(authorized(
                             pb::AbandonRequest {
+                                read_mask: None,
                                 game_id,
                                 expected_version: version,
                                 request_id,

@@ -59,6 +59,24 @@ impl From<pb::Game> for GameView {
     }
 }
 
+impl GameView {
+    /// The fields of `Game` the view reads, for a request's `read_mask`:
+    /// the server then builds and sends only them.
+    pub fn read_mask() -> prost_types::FieldMask {
+        prost_types::FieldMask {
+            paths: [
+                "game_id",
+                "version",
+                "phase",
+                "to_act",
+                "legal_plays.notation",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
+}
+
 /// Roll and Move calls of `backgammon.v1.GameService`, answered as
 /// [`GameView`]s.
 #[derive(Clone)]
@@ -147,5 +165,35 @@ mod tests {
         assert_eq!(view.legal_plays[1].notation, "24/18 6/5");
         assert_eq!(view.phase, pb::Phase::CubeOffered as i32);
         assert_eq!(view.to_act, pb::Seat::Black as i32);
+    }
+
+    /// The read mask names each field the view decodes, by the name the
+    /// proto gives its tag, and nothing else.
+    #[test]
+    fn the_read_mask_names_the_fields_the_view_decodes() {
+        let set =
+            prost_types::FileDescriptorSet::decode(pb::FILE_DESCRIPTOR_SET).expect("descriptor");
+        let message = |name: &str| {
+            set.file
+                .iter()
+                .flat_map(|f| &f.message_type)
+                .find(|m| m.name() == name)
+                .expect("message")
+                .clone()
+        };
+        let name_of = |message: &prost_types::DescriptorProto, tag: i32| {
+            message
+                .field
+                .iter()
+                .find(|f| f.number() == tag)
+                .expect("field")
+                .name()
+                .to_string()
+        };
+        let (game, play) = (message("Game"), message("Play"));
+        let view_tags = [1, 2, 9, 10];
+        let mut expected: Vec<String> = view_tags.iter().map(|&t| name_of(&game, t)).collect();
+        expected.push(format!("{}.{}", name_of(&game, 19), name_of(&play, 2)));
+        assert_eq!(GameView::read_mask().paths, expected);
     }
 }

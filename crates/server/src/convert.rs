@@ -11,6 +11,7 @@ use bg_engine::xgid::{self, XgDice, Xgid};
 use bg_engine::{BAR, Board, LegalPlay, Move, OFF, Play, Seat, position_id};
 
 use crate::error::ApiError;
+use crate::fields::{Fields, GameField as F, PlayField};
 
 pub fn seat(seat: Seat) -> i32 {
     match seat {
@@ -240,19 +241,27 @@ pub fn start_board(b: &pb::Board) -> Result<Board, ApiError> {
 }
 
 pub fn play_out(play: &Play, result: Option<(&Board, Seat)>) -> pb::Play {
+    play_parts(play, result, &Fields::ALL)
+}
+
+/// A play with the parts asked for.
+fn play_parts(play: &Play, result: Option<(&Board, Seat)>, fields: &Fields) -> pb::Play {
     pb::Play {
-        moves: play
-            .moves()
-            .iter()
-            .map(|m| pb::CheckerMove {
-                from: u32::from(m.from),
-                to: u32::from(m.to),
-            })
-            .collect(),
-        notation: play.notation(),
-        result_position_id: result
-            .map(|(b, mover)| position_id::encode(b, mover))
-            .unwrap_or_default(),
+        moves: when(fields.play_has(PlayField::Moves), || {
+            play.moves()
+                .iter()
+                .map(|m| pb::CheckerMove {
+                    from: u32::from(m.from),
+                    to: u32::from(m.to),
+                })
+                .collect()
+        }),
+        notation: when(fields.play_has(PlayField::Notation), || play.notation()),
+        result_position_id: when(fields.play_has(PlayField::ResultPositionId), || {
+            result
+                .map(|(b, mover)| position_id::encode(b, mover))
+                .unwrap_or_default()
+        }),
     }
 }
 
@@ -306,112 +315,197 @@ pub struct GameMeta<'a> {
     pub dice: Option<&'a bg_fair_dice::FairDice>,
 }
 
-/// The game as clients see it.
-pub fn game(meta: &GameMeta<'_>, m: &Match, board_now: &Board, legal: &[LegalPlay]) -> pb::Game {
+/// The game as clients see it, with only the fields asked for (the
+/// others are left at their defaults, and not worked out at all).
+pub fn game(
+    meta: &GameMeta<'_>,
+    m: &Match,
+    board_now: &Board,
+    legal: &[LegalPlay],
+    fields: &Fields,
+) -> pb::Game {
     let standard = meta.standard_board;
+    let has = |field| fields.has(field);
     pb::Game {
-        game_id: meta.game_id.to_string(),
-        version: meta.version,
-        last_events: meta.last_events.to_vec(),
-        variant: meta.variant.to_string(),
-        variant_version: meta.variant_version.to_string(),
-        options: meta
-            .options
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        settings: Some(pb::MatchSettings {
-            verifiable_dice: Some(meta.dice.is_some()),
-            ..settings_out(&m.settings)
+        game_id: when(has(F::GameId), || meta.game_id.to_string()),
+        version: when(has(F::Version), || meta.version),
+        last_events: when(has(F::LastEvents), || meta.last_events.to_vec()),
+        variant: when(has(F::Variant), || meta.variant.to_string()),
+        variant_version: when(has(F::VariantVersion), || meta.variant_version.to_string()),
+        options: when(has(F::Options), || {
+            meta.options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
         }),
-        board: Some(board(board_now)),
-        turn: seat(m.turn),
-        phase: phase(m.phase),
-        to_act: seat_or_none(m.to_act()),
-        dice: m.dice.map(|d| pb::Dice {
-            die1: u32::from(d.d1),
-            die2: u32::from(d.d2),
-        }),
-        cube: Some(pb::Cube {
-            value: m.cube.value,
-            owner: seat_or_none(m.cube.owner),
-            in_play: m.cube_in_play,
-        }),
-        score: Some(pb::Score {
-            white: m.score[0],
-            black: m.score[1],
-        }),
-        game_number: m.game_number,
-        crawford: if m.settings.is_money() || !m.settings.crawford {
-            pb::Crawford::Unspecified
-        } else {
-            match m.crawford {
-                Crawford::Before => pb::Crawford::NotYet,
-                Crawford::ThisGame => pb::Crawford::ThisGame,
-                Crawford::Post => pb::Crawford::Post,
-            }
-        } as i32,
-        results: m
-            .results
-            .iter()
-            .map(|r| pb::GameResult {
-                game_number: r.game_number,
-                winner: seat_or_none(r.winner),
-                kind: r.kind.clone(),
-                reason: serde_json::to_value(r.reason)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                level: r.level,
-                cube: r.cube,
-                points: r.points,
+        settings: when(has(F::Settings), || {
+            Some(pb::MatchSettings {
+                verifiable_dice: Some(meta.dice.is_some()),
+                ..settings_out(&m.settings)
             })
-            .collect(),
-        match_winner: seat_or_none(m.winner),
-        position_id: if standard && m.phase != Phase::MatchOver {
-            position_id::encode(board_now, m.turn)
-        } else {
-            String::new()
-        },
+        }),
+        board: when(has(F::Board), || Some(board(board_now))),
+        turn: when(has(F::Turn), || seat(m.turn)),
+        phase: when(has(F::Phase), || phase(m.phase)),
+        to_act: when(has(F::ToAct), || seat_or_none(m.to_act())),
+        dice: when(has(F::Dice), || {
+            m.dice.map(|d| pb::Dice {
+                die1: u32::from(d.d1),
+                die2: u32::from(d.d2),
+            })
+        }),
+        cube: when(has(F::Cube), || {
+            Some(pb::Cube {
+                value: m.cube.value,
+                owner: seat_or_none(m.cube.owner),
+                in_play: m.cube_in_play,
+            })
+        }),
+        score: when(has(F::Score), || {
+            Some(pb::Score {
+                white: m.score[0],
+                black: m.score[1],
+            })
+        }),
+        game_number: when(has(F::GameNumber), || m.game_number),
+        crawford: when(has(F::Crawford), || crawford(m)),
+        results: when(has(F::Results), || m.results.iter().map(result).collect()),
+        match_winner: when(has(F::MatchWinner), || seat_or_none(m.winner)),
+        position_id: when(
+            has(F::PositionId) && standard && m.phase != Phase::MatchOver,
+            || position_id::encode(board_now, m.turn),
+        ),
         // Backgammon's own IDs: for the standard variant only (its rules
         // are the ones gnubg and XG apply to them), and only for states
         // they can say: not once the match is over, nor while a beaver
         // waits; an XGID cannot say a resignation is offered. A state
         // beyond their fields (a cube over 2^15) has none either.
-        match_id: if backgammon(meta, m) && !beavered(m) {
-            match_id::encode(&match_info(m)).unwrap_or_default()
-        } else {
-            String::new()
-        },
-        xgid: if backgammon(meta, m) && !beavered(m) && m.phase != Phase::ResignationOffered {
-            xgid::encode(&xgid_of(m, board_now)).unwrap_or_default()
-        } else {
-            String::new()
-        },
-        verifiable_dice: meta
-            .dice
-            .map(|dice| verifiable_dice(dice, m.phase == Phase::MatchOver)),
-        legal_plays: legal
-            .iter()
-            .map(|lp| play_out(&lp.play, standard.then_some((&lp.result, m.turn))))
-            .collect(),
-        pending_double: m.pending_double.map(|d| pb::PendingDouble {
-            by: seat(d.by),
-            value: d.value,
-            beaver: d.beaver,
+        match_id: when(
+            has(F::MatchId) && backgammon(meta, m) && !beavered(m),
+            || match_id::encode(&match_info(m)).unwrap_or_default(),
+        ),
+        xgid: when(
+            has(F::Xgid)
+                && backgammon(meta, m)
+                && !beavered(m)
+                && m.phase != Phase::ResignationOffered,
+            || xgid::encode(&xgid_of(m, board_now)).unwrap_or_default(),
+        ),
+        verifiable_dice: when(has(F::VerifiableDice), || {
+            meta.dice
+                .map(|dice| verifiable_dice(dice, m.phase == Phase::MatchOver))
         }),
-        resignation_offer: m.resignation.map(|r| pb::ResignationOffer {
-            by: seat(r.by),
-            level: r.level,
+        legal_plays: when(has(F::LegalPlays), || {
+            legal
+                .iter()
+                .map(|lp| play_parts(&lp.play, standard.then_some((&lp.result, m.turn)), fields))
+                .collect()
         }),
-        decision: m.pending_decision.as_ref().map(|d| pb::Decision {
-            seat: seat(d.seat),
-            choices: d.choices.clone(),
-            prompt: d.prompt.clone(),
+        pending_double: when(has(F::PendingDouble), || {
+            m.pending_double.map(|d| pb::PendingDouble {
+                by: seat(d.by),
+                value: d.value,
+                beaver: d.beaver,
+            })
         }),
-        last_roll: m.pending_win.is_some(),
+        resignation_offer: when(has(F::ResignationOffer), || {
+            m.resignation.map(|r| pb::ResignationOffer {
+                by: seat(r.by),
+                level: r.level,
+            })
+        }),
+        decision: when(has(F::Decision), || {
+            m.pending_decision.as_ref().map(|d| pb::Decision {
+                seat: seat(d.seat),
+                choices: d.choices.clone(),
+                prompt: d.prompt.clone(),
+            })
+        }),
+        last_roll: when(has(F::LastRoll), || m.pending_win.is_some()),
         // Filled by the caller, which asks the variant.
         scoreboard: None,
+    }
+}
+
+/// Clears the fields not asked for from a game built whole (an answer
+/// recorded whole by an older server).
+pub fn keep_only(game: &mut pb::Game, fields: &Fields) {
+    let whole = std::mem::take(game);
+    let keep = |field| fields.has(field);
+    *game = pb::Game {
+        game_id: when(keep(F::GameId), || whole.game_id),
+        version: when(keep(F::Version), || whole.version),
+        variant: when(keep(F::Variant), || whole.variant),
+        variant_version: when(keep(F::VariantVersion), || whole.variant_version),
+        options: when(keep(F::Options), || whole.options),
+        settings: when(keep(F::Settings), || whole.settings),
+        board: when(keep(F::Board), || whole.board),
+        turn: when(keep(F::Turn), || whole.turn),
+        phase: when(keep(F::Phase), || whole.phase),
+        to_act: when(keep(F::ToAct), || whole.to_act),
+        dice: when(keep(F::Dice), || whole.dice),
+        cube: when(keep(F::Cube), || whole.cube),
+        score: when(keep(F::Score), || whole.score),
+        game_number: when(keep(F::GameNumber), || whole.game_number),
+        crawford: when(keep(F::Crawford), || whole.crawford),
+        results: when(keep(F::Results), || whole.results),
+        match_winner: when(keep(F::MatchWinner), || whole.match_winner),
+        position_id: when(keep(F::PositionId), || whole.position_id),
+        legal_plays: when(keep(F::LegalPlays), || {
+            whole
+                .legal_plays
+                .into_iter()
+                .map(|play| pb::Play {
+                    moves: when(fields.play_has(PlayField::Moves), || play.moves),
+                    notation: when(fields.play_has(PlayField::Notation), || play.notation),
+                    result_position_id: when(fields.play_has(PlayField::ResultPositionId), || {
+                        play.result_position_id
+                    }),
+                })
+                .collect()
+        }),
+        pending_double: when(keep(F::PendingDouble), || whole.pending_double),
+        resignation_offer: when(keep(F::ResignationOffer), || whole.resignation_offer),
+        decision: when(keep(F::Decision), || whole.decision),
+        last_roll: when(keep(F::LastRoll), || whole.last_roll),
+        last_events: when(keep(F::LastEvents), || whole.last_events),
+        scoreboard: when(keep(F::Scoreboard), || whole.scoreboard),
+        match_id: when(keep(F::MatchId), || whole.match_id),
+        xgid: when(keep(F::Xgid), || whole.xgid),
+        verifiable_dice: when(keep(F::VerifiableDice), || whole.verifiable_dice),
+    };
+}
+
+/// `make()` if the field is wanted, else the field's default.
+fn when<T: Default>(wanted: bool, make: impl FnOnce() -> T) -> T {
+    if wanted { make() } else { T::default() }
+}
+
+fn crawford(m: &Match) -> i32 {
+    let crawford = if m.settings.is_money() || !m.settings.crawford {
+        pb::Crawford::Unspecified
+    } else {
+        match m.crawford {
+            Crawford::Before => pb::Crawford::NotYet,
+            Crawford::ThisGame => pb::Crawford::ThisGame,
+            Crawford::Post => pb::Crawford::Post,
+        }
+    };
+    crawford as i32
+}
+
+fn result(r: &bg_engine::game::GameResult) -> pb::GameResult {
+    pb::GameResult {
+        game_number: r.game_number,
+        winner: seat_or_none(r.winner),
+        kind: r.kind.clone(),
+        reason: serde_json::to_value(r.reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        level: r.level,
+        cube: r.cube,
+        points: r.points,
     }
 }
 

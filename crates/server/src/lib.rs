@@ -9,6 +9,7 @@
 pub mod convert;
 pub mod data_dir;
 pub mod error;
+pub mod fields;
 pub mod games;
 pub mod metrics;
 pub mod service;

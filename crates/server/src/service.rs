@@ -16,6 +16,7 @@ use tracing::Instrument;
 
 use crate::convert;
 use crate::error::ApiError;
+use crate::fields::Fields;
 use crate::games::{Action, Games, check_request_id, fingerprint, game_id_of};
 
 pub struct Service<S> {
@@ -52,6 +53,7 @@ impl<S: GameStore> Service<S> {
         // (on a retry) by its canonical form.
         let game_id = game_id_of(game_id)?;
         check_request_id(request_id)?;
+        let fields = Fields::from_mask(request.get_ref().read_mask())?;
         let canonical = request.get_ref().for_game(&game_id);
         let action = Action {
             game_id: game_id.clone(),
@@ -61,6 +63,7 @@ impl<S: GameStore> Service<S> {
             fingerprint: fingerprint(method, &canonical),
             command,
             dice_seed: request.get_ref().dice_seed().to_string(),
+            fields,
         };
         let span = tracing::info_span!("action", %game_id, method, request_id);
         Ok(Response::new(
@@ -73,8 +76,11 @@ impl<S: GameStore> Service<S> {
 trait ActionRequest: prost::Message + Sized {
     /// (game id, expected version, request id).
     fn target(&self) -> (&str, u64, &str);
-    /// The same request, for the game spelled `game_id`.
+    /// The same request, for the game spelled `game_id`, without its
+    /// read mask: what a request id names.
     fn for_game(&self, game_id: &str) -> Self;
+    /// The Game fields to answer with.
+    fn read_mask(&self) -> Option<&prost_types::FieldMask>;
     /// The seat's seed for the verifiable dice it carries (Roll and Move).
     fn dice_seed(&self) -> &str;
 }
@@ -86,7 +92,10 @@ macro_rules! action_requests {
                 (&self.game_id, self.expected_version, &self.request_id)
             }
             fn for_game(&self, game_id: &str) -> Self {
-                Self { game_id: game_id.to_string(), ..self.clone() }
+                Self { game_id: game_id.to_string(), read_mask: None, ..self.clone() }
+            }
+            fn read_mask(&self) -> Option<&prost_types::FieldMask> {
+                self.read_mask.as_ref()
             }
             fn dice_seed(&self) -> &str {
                 let $r = self;
@@ -162,16 +171,19 @@ impl<S: GameStore> GameService for Service<S> {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::Game>, Status> {
-        Ok(Response::new(
-            self.games.get(&request.get_ref().game_id).await?,
-        ))
+        let r = request.get_ref();
+        let fields = Fields::from_mask(r.read_mask.as_ref())?;
+        Ok(Response::new(self.games.get(&r.game_id, &fields).await?))
     }
 
     async fn legal_plays(
         &self,
         request: Request<pb::LegalPlaysRequest>,
     ) -> Result<Response<pb::LegalPlaysResponse>, Status> {
-        let game = self.games.get(&request.get_ref().game_id).await?;
+        let game = self
+            .games
+            .get(&request.get_ref().game_id, &Fields::ALL)
+            .await?;
         Ok(Response::new(pb::LegalPlaysResponse {
             version: game.version,
             seat: if game.phase == pb::Phase::Move as i32 {

@@ -141,6 +141,7 @@ async fn a_retry_with_the_same_request_id_returns_the_first_answer() {
     // ... also when the new request expects the current version: the same
     // seat resigning now under the used id changes nothing.
     let resign = pb::ResignRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: 2,
         request_id: "req-1".into(),
@@ -280,6 +281,7 @@ async fn malformed_requests_get_their_status_and_change_nothing() {
 
     let unknown = client
         .get_game(pb::GetGameRequest {
+            read_mask: None,
             game_id: "00000000-0000-4000-8000-000000000000".into(),
         })
         .await
@@ -290,6 +292,7 @@ async fn malformed_requests_get_their_status_and_change_nothing() {
     );
     let bad_id = client
         .get_game(pb::GetGameRequest {
+            read_mask: None,
             game_id: "xyz".into(),
         })
         .await
@@ -371,6 +374,7 @@ async fn malformed_requests_get_their_status_and_change_nothing() {
     let status = client
         .double(with_token(
             pb::DoubleRequest {
+                read_mask: None,
                 game_id: g.id(),
                 expected_version: g.game.version,
                 request_id: String::new(),
@@ -385,6 +389,7 @@ async fn malformed_requests_get_their_status_and_change_nothing() {
     let status = client
         .double(with_token(
             pb::DoubleRequest {
+                read_mask: None,
                 game_id: g.id(),
                 expected_version: g.game.version,
                 request_id: String::new(),
@@ -470,6 +475,7 @@ async fn every_acknowledged_action_survives_sigkill() {
     let status = client
         .roll(with_token(
             pb::RollRequest {
+                read_mask: None,
                 game_id: h.id(),
                 expected_version: stored.version + 100,
                 request_id: String::new(),

@@ -29,6 +29,7 @@ fn all_variants() -> Fixture {
 /// A cube action of the seat to act.
 async fn cube(client: &mut Client, g: &Game, action: pb::DoubleAction) -> pb::Game {
     let request = pb::DoubleRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),
@@ -60,6 +61,7 @@ async fn act(client: &mut Client, g: &Game, rng: &mut StdRng, request_id: &str) 
             let choices = &g.game.decision.as_ref().unwrap().choices;
             let choice = choices[rng.random_range(0..choices.len())].clone();
             let request = pb::DecideRequest {
+                read_mask: None,
                 game_id: g.id(),
                 expected_version: g.game.version,
                 request_id: request_id.into(),

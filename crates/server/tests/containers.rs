@@ -281,7 +281,10 @@ async fn a_new_container_on_the_same_data_volume_finds_the_game_at_its_version()
         .expect("second container starts");
     let mut client = second.client().await.unwrap();
     let after = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .get_game(pb::GetGameRequest {
+            read_mask: None,
+            game_id: g.id(),
+        })
         .await
         .expect("the game is still there")
         .into_inner();

@@ -227,6 +227,7 @@ async fn damaged_game_is_data_loss(fixture: &Fixture, damaged: &Game, sound: &Ga
     data_loss(
         client
             .get_game(pb::GetGameRequest {
+                read_mask: None,
                 game_id: id.clone(),
             })
             .await
@@ -367,7 +368,10 @@ async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     let status = client
-        .get_game(pb::GetGameRequest { game_id: g.id() })
+        .get_game(pb::GetGameRequest {
+            read_mask: None,
+            game_id: g.id(),
+        })
         .await
         .unwrap_err();
     assert_eq!(

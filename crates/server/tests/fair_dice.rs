@@ -83,6 +83,7 @@ fn recorded_dice(record: &serde_json::Value) -> Vec<u8> {
 async fn provoke_refusals(client: &mut Client, g: &Game, seen: &mut Vec<String>) {
     let wrong_seat = with_token(
         pb::RollRequest {
+            read_mask: None,
             game_id: g.id(),
             expected_version: g.game.version,
             request_id: String::new(),
@@ -92,6 +93,7 @@ async fn provoke_refusals(client: &mut Client, g: &Game, seen: &mut Vec<String>)
     );
     let stale = with_token(
         pb::RollRequest {
+            read_mask: None,
             game_id: g.id(),
             expected_version: g.game.version - 1,
             request_id: String::new(),
@@ -447,6 +449,7 @@ async fn an_abandoned_match_ends_at_once_and_reveals_its_seed() {
     let abandon = |g: &Game, token: &str| {
         with_token(
             pb::AbandonRequest {
+                read_mask: None,
                 game_id: g.id(),
                 expected_version: g.game.version,
                 request_id: String::new(),
@@ -598,6 +601,7 @@ async fn a_roll_refused_by_a_full_disk_throws_the_same_dice_when_sent_again() {
     let over = client
         .abandon(with_token(
             pb::AbandonRequest {
+                read_mask: None,
                 game_id: g.id(),
                 expected_version: g.game.version,
                 request_id: String::new(),

@@ -160,6 +160,7 @@ async fn an_unknown_method_is_unimplemented_with_a_reason() {
 
 fn roll_with_header(g: &Game, authorization: &str) -> Request<pb::RollRequest> {
     let mut request = Request::new(pb::RollRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),
@@ -217,6 +218,7 @@ async fn a_game_id_in_any_spelling_of_its_uuid_names_the_game() {
     for spelled in &spellings {
         let game = client
             .get_game(pb::GetGameRequest {
+                read_mask: None,
                 game_id: spelled.clone(),
             })
             .await
@@ -242,6 +244,7 @@ async fn a_game_id_in_any_spelling_of_its_uuid_names_the_game() {
     assert_eq!(retried, moved, "the retry is answered as first");
     let status = client
         .get_game(pb::GetGameRequest {
+            read_mask: None,
             game_id: format!("{id}x"),
         })
         .await

@@ -96,6 +96,7 @@ async fn the_counters_move_as_a_game_is_played() {
     // The seat not to act is refused.
     let wrong = with_token(
         pb::RollRequest {
+            read_mask: None,
             game_id: g.id(),
             expected_version: g.game.version,
             request_id: String::new(),

@@ -147,6 +147,7 @@ async fn a_faulty_plugin_fails_only_its_own_games() {
     );
     let unchanged = client
         .get_game(pb::GetGameRequest {
+            read_mask: None,
             game_id: lying.id(),
         })
         .await

@@ -26,6 +26,7 @@ async fn act(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
             pb::DoubleAction::Take
         };
         let answer = pb::DoubleRequest {
+            read_mask: None,
             game_id: g.id(),
             expected_version: g.game.version,
             request_id: String::new(),
@@ -41,6 +42,7 @@ async fn act(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
     }
     if g.game.phase == pb::Phase::Roll as i32 && rng.random_bool(0.03) {
         let resign = pb::ResignRequest {
+            read_mask: None,
             game_id: g.id(),
             expected_version: g.game.version,
             request_id: String::new(),

@@ -494,6 +494,7 @@ async fn postgres_restarting_under_load_loses_nothing_and_the_replicas_recover()
     // Calls are answered with a reason while it is down.
     let refused = clients[1]
         .get_game(pb::GetGameRequest {
+            read_mask: None,
             game_id: uuid::Uuid::now_v7().to_string(),
         })
         .await

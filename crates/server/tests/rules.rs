@@ -18,6 +18,7 @@ async fn resign(
     level: u32,
 ) {
     let request = pb::ResignRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),
@@ -44,6 +45,7 @@ async fn cube(
     action: pb::DoubleAction,
 ) -> Result<(), tonic::Status> {
     let request = pb::DoubleRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),
@@ -480,6 +482,7 @@ async fn plakoto_has_no_triple_so_a_resignation_offer_stops_at_two() {
     .await;
     let loser = g.game.turn;
     let offer = |level| pb::ResignRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),

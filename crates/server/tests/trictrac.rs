@@ -12,6 +12,7 @@ use tonic::Code;
 
 fn decide_request(g: &Game, choice: &str) -> pb::DecideRequest {
     pb::DecideRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),

@@ -16,6 +16,7 @@ use super::events::{Recorded, entry};
 use super::retries::{is_same, kept};
 use super::{Games, ServerDice, game_id_of, side, unserialisable};
 use crate::error::ApiError;
+use crate::fields::Fields;
 use crate::snapshot;
 
 /// Who is asking for an action, and how to recognise a retry.
@@ -32,6 +33,9 @@ pub struct Action {
     /// The seat's seed for the verifiable dice, given with a roll or a
     /// move (empty: none).
     pub dice_seed: String,
+    /// The fields of the game to answer with (not part of the request a
+    /// request id names: a retry may ask for others).
+    pub fields: Fields,
 }
 
 /// What an action comes to on one copy of the game.
@@ -143,7 +147,7 @@ impl<S: GameStore> Games<S> {
             return Judged::Answer(
                 match self.previous_answer(&scope, &action.request_id).await {
                     Ok(Some(previous)) => {
-                        self.answer_again(live, &previous, &action.fingerprint)
+                        self.answer_again(live, &previous, &action.fingerprint, &action.fields)
                             .await
                     }
                     Ok(None) => Err(ApiError::version_mismatch(
@@ -173,12 +177,12 @@ impl<S: GameStore> Games<S> {
                 return Judged::Answer(
                     match self.previous_answer(&scope, &action.request_id).await {
                         Ok(Some(previous)) => {
-                            self.answer_again(live, &previous, &action.fingerprint)
+                            self.answer_again(live, &previous, &action.fingerprint, &action.fields)
                                 .await
                         }
                         Ok(None) => answer
                             .map_err(ApiError::from)
-                            .and_then(|_| unchanged(live, &action.dice_seed)),
+                            .and_then(|_| unchanged(live, &action.dice_seed, &action.fields)),
                         Err(e) => Err(e),
                     },
                 );
@@ -209,7 +213,17 @@ impl<S: GameStore> Games<S> {
     ) -> Result<pb::Game, Lost> {
         let game_id = &live.record.game_id;
         let scope = format!("{game_id}/{seat}");
-        let snapshot = next.snapshot().map_err(|e| Lost::Answered(Err(e)))?;
+        let answer = next
+            .view(&action.fields)
+            .map_err(|e| Lost::Answered(Err(e)))?;
+        // Watchers get the whole game, built before the commit like the
+        // answer, and only if someone watches (no one can start watching
+        // while this action holds the game).
+        let whole = match slot.updates.receiver_count() {
+            0 => None,
+            _ if action.fields == Fields::ALL => Some(answer.clone()),
+            _ => Some(next.snapshot().map_err(|e| Lost::Answered(Err(e)))?),
+        };
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
             scope: scope.clone(),
             request_id: action.request_id.clone(),
@@ -238,7 +252,7 @@ impl<S: GameStore> Games<S> {
                             Lost::ToAnotherWriter(e)
                         }
                         Ok(Some(previous)) => Lost::Answered(
-                            self.answer_again(live, &previous, &action.fingerprint)
+                            self.answer_again(live, &previous, &action.fingerprint, &action.fields)
                                 .await,
                         ),
                         Ok(None) => Lost::Answered(Err(ApiError::store(e))),
@@ -252,22 +266,22 @@ impl<S: GameStore> Games<S> {
         crate::metrics::action_committed(&next.record.variant);
         *live = next;
         // Watchers get the update; with none, it is not even built.
-        if slot.updates.receiver_count() > 0 {
+        if let Some(game) = whole {
             let update = Arc::new(pb::GameUpdate {
                 version: live.record.version,
                 events: live.last_events.clone(),
-                game: Some(snapshot.clone()),
+                game: Some(game),
             });
             let _ = slot.updates.send(update);
         }
-        Ok(snapshot)
+        Ok(answer)
     }
 }
 
 /// The answer to an action that changed nothing (a second Roll in one
 /// turn): the game as it is, unless the action carried a seed, which it
 /// cannot keep without a new version.
-fn unchanged(live: &Live, dice_seed: &str) -> Result<pb::Game, ApiError> {
+fn unchanged(live: &Live, dice_seed: &str, fields: &Fields) -> Result<pb::Game, ApiError> {
     if !dice_seed.is_empty() {
         return Err(ApiError::invalid(
             "dice_seed",
@@ -275,7 +289,7 @@ fn unchanged(live: &Live, dice_seed: &str) -> Result<pb::Game, ApiError> {
              give it with the move, or with a later roll",
         ));
     }
-    live.snapshot()
+    live.view(fields)
 }
 
 /// The match's dice with the seat's seed given in the action, if any: it

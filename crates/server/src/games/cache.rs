@@ -22,6 +22,7 @@ use super::watchers::WATCH_BUFFER;
 use super::{Games, corrupt, game_id_of, lost};
 use crate::convert::{self, GameMeta};
 use crate::error::ApiError;
+use crate::fields::{Fields, GameField};
 use crate::snapshot;
 
 /// A game in memory, as stored.
@@ -105,7 +106,13 @@ impl Live {
         })
     }
 
+    /// The whole game as clients see it.
     pub(super) fn snapshot(&self) -> Result<pb::Game, ApiError> {
+        self.view(&Fields::ALL)
+    }
+
+    /// The game as clients see it, with only the fields asked for.
+    pub(super) fn view(&self, fields: &Fields) -> Result<pb::Game, ApiError> {
         let view = self
             .variant_view()
             .map_err(|e| ApiError::from(GameError::Rules(e)))?;
@@ -114,8 +121,11 @@ impl Live {
             &self.game,
             &view.board,
             &view.legal,
+            fields,
         );
-        game.scoreboard = view.scoreboard.as_ref().map(convert::scoreboard);
+        if fields.has(GameField::Scoreboard) {
+            game.scoreboard = view.scoreboard.as_ref().map(convert::scoreboard);
+        }
         Ok(game)
     }
 }
@@ -253,11 +263,12 @@ impl<S: GameStore> Games<S> {
         Ok(live)
     }
 
-    pub async fn get(&self, game_id: &str) -> Result<pb::Game, ApiError> {
+    /// The game as stored now, with the fields asked for.
+    pub async fn get(&self, game_id: &str, fields: &Fields) -> Result<pb::Game, ApiError> {
         let game_id = &game_id_of(game_id)?;
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
-        self.fresh(&slot, &mut guard, game_id).await?.snapshot()
+        self.fresh(&slot, &mut guard, game_id).await?.view(fields)
     }
 
     /// The game as stored now. Like [`current`](Self::current), and on a

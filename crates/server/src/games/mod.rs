@@ -149,7 +149,10 @@ mod tests {
         let games = Games::new(store, [7; 32], plugins, watch::channel(false).1);
         for _ in 0..100 {
             let unknown = uuid::Uuid::now_v7().to_string();
-            let refused = games.get(&unknown).await.unwrap_err();
+            let refused = games
+                .get(&unknown, &crate::fields::Fields::ALL)
+                .await
+                .unwrap_err();
             assert_eq!(refused.reason, "GAME_NOT_FOUND");
         }
         assert_eq!(games.live_games(), 0);

@@ -12,7 +12,9 @@ use tonic::Code;
 use super::cache::Live;
 use super::seats::seat_token;
 use super::{Games, corrupt};
+use crate::convert;
 use crate::error::ApiError;
+use crate::fields::Fields;
 
 /// The shortest NewGame request id accepted (a UUID has 36 characters).
 pub const MIN_NEW_GAME_REQUEST_ID: usize = 16;
@@ -84,6 +86,7 @@ impl<S: GameStore> Games<S> {
         live: &Live,
         previous: &RequestRecord,
         fingerprint: &[u8],
+        fields: &Fields,
     ) -> Result<pb::Game, ApiError> {
         same_request(previous, fingerprint)?;
         match &previous.answer {
@@ -96,8 +99,12 @@ impl<S: GameStore> Games<S> {
                     "the game moved on on another server",
                 ))
             }
-            Answer::Version(version) => self.at_version(live, *version).await?.snapshot(),
-            Answer::Response(bytes) => pb::Game::decode(bytes.as_slice()).map_err(corrupt),
+            Answer::Version(version) => self.at_version(live, *version).await?.view(fields),
+            Answer::Response(bytes) => {
+                let mut game = pb::Game::decode(bytes.as_slice()).map_err(corrupt)?;
+                convert::keep_only(&mut game, fields);
+                Ok(game)
+            }
             Answer::Created(_) => Err(misplaced(previous)),
         }
     }

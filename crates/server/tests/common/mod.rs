@@ -152,7 +152,10 @@ pub async fn variant_match(
 /// The game as the server has it now (GetGame).
 pub async fn get_game(client: &mut Client, game: &Game) -> pb::Game {
     client
-        .get_game(pb::GetGameRequest { game_id: game.id() })
+        .get_game(pb::GetGameRequest {
+            read_mask: None,
+            game_id: game.id(),
+        })
         .await
         .unwrap()
         .into_inner()
@@ -215,6 +218,7 @@ pub fn other(seat: i32) -> i32 {
 pub fn roll(g: &Game, request_id: &str) -> Request<pb::RollRequest> {
     with_token(
         pb::RollRequest {
+            read_mask: None,
             game_id: g.id(),
             expected_version: g.game.version,
             request_id: request_id.into(),
@@ -226,6 +230,7 @@ pub fn roll(g: &Game, request_id: &str) -> Request<pb::RollRequest> {
 
 pub fn move_request(g: &Game, notation: &str, request_id: &str) -> pb::MoveRequest {
     pb::MoveRequest {
+        read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: request_id.into(),
@@ -244,6 +249,7 @@ pub async fn step(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
     let next = match pb::Phase::try_from(g.game.phase).unwrap() {
         pb::Phase::Roll if rng.random_bool(0.05) && g.game.cube.is_some_and(|c| c.in_play) => {
             let offer = pb::DoubleRequest {
+                read_mask: None,
                 game_id: id.clone(),
                 expected_version: version,
                 request_id: String::new(),
@@ -275,6 +281,7 @@ pub async fn step(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
                 pb::DoubleAction::Drop
             };
             let answer = pb::DoubleRequest {
+                read_mask: None,
                 game_id: id,
                 expected_version: version,
                 request_id: String::new(),
@@ -367,6 +374,7 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
     let request_id = format!("{:032x}", rng.random::<u128>());
     let double = |action: pb::DoubleAction| {
         Sent::Double(pb::DoubleRequest {
+            read_mask: None,
             game_id: game.game_id.clone(),
             expected_version: game.version,
             request_id: request_id.clone(),
@@ -380,6 +388,7 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
             Some(double(pb::DoubleAction::Offer))
         }
         pb::Phase::Roll => Some(Sent::Roll(pb::RollRequest {
+            read_mask: None,
             game_id: game.game_id.clone(),
             expected_version: game.version,
             request_id,
@@ -389,6 +398,7 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
             let plays = &game.legal_plays;
             let play = &plays[rng.random_range(0..plays.len())];
             Some(Sent::Move(pb::MoveRequest {
+                read_mask: None,
                 game_id: game.game_id.clone(),
                 expected_version: game.version,
                 request_id,
