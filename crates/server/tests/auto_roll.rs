@@ -14,18 +14,6 @@ fn kinds(events: &[pb::GameEvent]) -> Vec<&str> {
     events.iter().map(|e| e.kind.as_str()).collect()
 }
 
-fn all_variants() -> Fixture {
-    start_with_plugins(
-        &[
-            ("bg_standard", "libbg_standard.so"),
-            ("bg_caucasian", "libbg_caucasian.so"),
-            ("bg_plakoto", "libbg_plakoto.so"),
-            ("bg_trictrac", "libbg_trictrac.so"),
-        ],
-        &[],
-    )
-}
-
 /// A cube action of the seat to act.
 async fn cube(client: &mut Client, g: &Game, action: pb::DoubleAction) -> pb::Game {
     let request = pb::DoubleRequest {
@@ -82,7 +70,7 @@ async fn act(client: &mut Client, g: &Game, rng: &mut StdRng, request_id: &str) 
 /// answer to a play that ends a turn already holds the next player's dice.
 #[tokio::test]
 async fn a_whole_game_with_auto_roll_for_each_shipped_variant() {
-    let fixture = all_variants();
+    let fixture = start_all_variants();
     let mut client = connect(&fixture.server.addr).await;
     let listed = variants(&mut client).await;
     let default_of = |name: &str| listed.iter().find(|v| v.name == name).unwrap().auto_roll;

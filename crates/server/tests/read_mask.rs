@@ -16,18 +16,6 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tonic::Code;
 
-fn all_variants() -> Fixture {
-    start_with_plugins(
-        &[
-            ("bg_standard", "libbg_standard.so"),
-            ("bg_caucasian", "libbg_caucasian.so"),
-            ("bg_plakoto", "libbg_plakoto.so"),
-            ("bg_trictrac", "libbg_trictrac.so"),
-        ],
-        &[],
-    )
-}
-
 fn mask(paths: &[&str]) -> FieldMask {
     FieldMask {
         paths: paths.iter().map(|p| p.to_string()).collect(),
@@ -128,7 +116,7 @@ async fn play_masked(client: &mut Client, mut g: Game, rng: &mut StdRng, actions
 
 #[tokio::test]
 async fn a_masked_answer_is_the_whole_answer_with_only_the_fields_asked_for() {
-    let fixture = all_variants();
+    let fixture = start_all_variants();
     let mut client = connect(&fixture.server.addr).await;
     let mut rng = StdRng::seed_from_u64(157);
     let mut compared = 0;

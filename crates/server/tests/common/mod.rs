@@ -42,6 +42,19 @@ pub fn start_plakoto_and_standard() -> Fixture {
 }
 
 /// A server with these plugins (library, file name) and extra arguments.
+/// A server with the four shipped variants.
+pub fn start_all_variants() -> Fixture {
+    start_with_plugins(
+        &[
+            ("bg_standard", "libbg_standard.so"),
+            ("bg_caucasian", "libbg_caucasian.so"),
+            ("bg_plakoto", "libbg_plakoto.so"),
+            ("bg_trictrac", "libbg_trictrac.so"),
+        ],
+        &[],
+    )
+}
+
 pub fn start_with_plugins(plugins: &[(&str, &str)], args: &[&str]) -> Fixture {
     let data = tempfile::tempdir().unwrap();
     let mut fixture = start_with_plugins_in(plugins, data.path(), args);
