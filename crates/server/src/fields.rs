@@ -158,6 +158,14 @@ impl Fields {
         Ok(fields)
     }
 
+    /// These fields, with the whole of each legal play.
+    pub fn only(fields: &[GameField]) -> Fields {
+        Fields {
+            game: fields.iter().fold(0, |bits, &f| bits | 1 << f as u32),
+            play: u8::MAX,
+        }
+    }
+
     pub fn has(&self, field: GameField) -> bool {
         self.game & (1 << field as u32) != 0
     }
@@ -235,6 +243,9 @@ mod tests {
         assert!(fields.play_has(PlayField::Notation));
         assert!(!fields.play_has(PlayField::Moves));
         assert!(!fields.play_has(PlayField::ResultPositionId));
+        let only = Fields::only(&[GameField::Dice, GameField::LegalPlays]);
+        assert!(only.has(GameField::Dice) && only.has(GameField::LegalPlays));
+        assert!(!only.has(GameField::Board) && only.play_has(PlayField::ResultPositionId));
         // The whole plays, however else they are also named.
         let whole = Fields::from_mask(Some(&mask(&["legal_plays.moves", "legal_plays"]))).unwrap();
         for (_, part) in PLAY_FIELDS {

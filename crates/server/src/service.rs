@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use crate::convert;
 use crate::error::ApiError;
-use crate::fields::Fields;
+use crate::fields::{Fields, GameField};
 use crate::games::{Action, Games, check_request_id, fingerprint, game_id_of};
 
 pub struct Service<S> {
@@ -180,10 +180,14 @@ impl<S: GameStore> GameService for Service<S> {
         &self,
         request: Request<pb::LegalPlaysRequest>,
     ) -> Result<Response<pb::LegalPlaysResponse>, Status> {
-        let game = self
-            .games
-            .get(&request.get_ref().game_id, &Fields::ALL)
-            .await?;
+        let fields = Fields::only(&[
+            GameField::Version,
+            GameField::Phase,
+            GameField::Turn,
+            GameField::Dice,
+            GameField::LegalPlays,
+        ]);
+        let game = self.games.get(&request.get_ref().game_id, &fields).await?;
         Ok(Response::new(pb::LegalPlaysResponse {
             version: game.version,
             seat: if game.phase == pb::Phase::Move as i32 {

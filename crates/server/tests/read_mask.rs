@@ -3,7 +3,8 @@
 //! the whole answer with the other fields cleared, whatever the mask, in
 //! every phase of every variant; a mask naming no field is refused before
 //! anything applies; a retry may ask for other fields than its first
-//! sending; watchers still get whole games.
+//! sending; watchers still get whole games; LegalPlays, built from part
+//! of the game, says what the whole game says.
 
 mod common;
 
@@ -108,6 +109,21 @@ async fn play_masked(client: &mut Client, mut g: Game, rng: &mut StdRng, actions
             .unwrap()
             .into_inner();
         assert_eq!(read, answer, "GetGame, mask {read_mask:?}");
+        // LegalPlays, which builds only what it sends, says what the whole
+        // game says.
+        let plays = client
+            .legal_plays(pb::LegalPlaysRequest { game_id: g.id() })
+            .await
+            .unwrap()
+            .into_inner();
+        let moving = whole.phase == pb::Phase::Move as i32;
+        let expected = pb::LegalPlaysResponse {
+            version: whole.version,
+            seat: if moving { whole.turn } else { 0 },
+            dice: whole.dice,
+            plays: whole.legal_plays.clone(),
+        };
+        assert_eq!(plays, expected);
         g.game = whole;
         compared += 1;
     }
