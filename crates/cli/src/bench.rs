@@ -401,6 +401,7 @@ pub async fn watch(transport: &Transport, addrs: &[String], actions: usize) -> R
                     .watch_game(pb::WatchGameRequest {
                         game_id: current.game_id.clone(),
                         from_version: current.version,
+                        read_mask: None,
                     })
                     .await
                     .map_err(explain)?

@@ -749,6 +749,7 @@ async fn run_online(
                 .watch_game(pb::WatchGameRequest {
                     game_id: whole_id(&game)?,
                     from_version: from,
+                    read_mask: None,
                 })
                 .await
                 .map_err(explain)?

@@ -282,7 +282,8 @@ impl<S: GameStore> GameService for Service<S> {
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<WatchStream>, Status> {
         let r = request.get_ref();
-        let updates = self.games.watch(&r.game_id, r.from_version).await?;
+        let fields = Fields::from_mask(r.read_mask.as_ref())?;
+        let updates = self.games.watch(&r.game_id, r.from_version, fields).await?;
         Ok(Response::new(Box::pin(ReceiverStream::new(updates))))
     }
 }

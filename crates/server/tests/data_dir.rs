@@ -247,6 +247,7 @@ async fn damaged_game_is_data_loss(fixture: &Fixture, damaged: &Game, sound: &Ga
             .watch_game(pb::WatchGameRequest {
                 game_id: id.clone(),
                 from_version: 0,
+                read_mask: None,
             })
             .await
             .unwrap_err(),

@@ -3,7 +3,7 @@
 //! the whole answer with the other fields cleared, whatever the mask, in
 //! every phase of every variant; a mask naming no field is refused before
 //! anything applies; a retry may ask for other fields than its first
-//! sending; watchers still get whole games; LegalPlays, built from part
+//! sending; each watcher gets the game cut to its own mask; LegalPlays, built from part
 //! of the game, says what the whole game says.
 
 mod common;
@@ -253,15 +253,30 @@ async fn a_retry_with_another_mask_gets_the_first_answer_in_those_fields() {
 }
 
 #[tokio::test]
-async fn watchers_get_whole_games_while_the_player_asks_for_part() {
+async fn watchers_get_the_game_cut_to_their_own_mask_whatever_the_player_asks_for() {
     let fixture = start();
     let mut client = connect(&fixture.server.addr).await;
     let mut rng = StdRng::seed_from_u64(24);
     let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    // One watcher with no mask, one with its own, from the start (its
+    // stored updates are cut too).
     let mut updates = watch(&mut client, &g, g.game.version).await;
+    let watcher_mask = mask(&["version", "dice", "legal_plays.notation"]);
+    let mut cut = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.id(),
+            from_version: 0,
+            read_mask: Some(watcher_mask.clone()),
+        })
+        .await
+        .unwrap()
+        .into_inner();
     // The first update is the game now.
     let now = updates.message().await.unwrap().unwrap();
     assert_eq!(now.game.as_ref(), Some(&g.game));
+    let cut_now = cut.message().await.unwrap().unwrap();
+    assert_eq!(cut_now.version, g.game.version);
+    assert_eq!(cut_now.game, Some(part_of(&g.game, &watcher_mask)));
     for _ in 0..6 {
         let sent = next_action(&g.game, &mut rng, false).unwrap();
         let token = g.to_act_token().to_string();
@@ -269,6 +284,7 @@ async fn watchers_get_whole_games_while_the_player_asks_for_part() {
             .await
             .unwrap();
         let update = updates.message().await.unwrap().unwrap();
+        let cut_update = cut.message().await.unwrap().unwrap();
         let whole = get_game(&mut client, &g).await;
         assert_eq!(
             answer,
@@ -279,6 +295,19 @@ async fn watchers_get_whole_games_while_the_player_asks_for_part() {
         );
         assert_eq!(update.version, whole.version);
         assert_eq!(update.game, Some(whole.clone()));
+        assert_eq!(cut_update.version, whole.version);
+        assert_eq!(cut_update.events, update.events);
+        assert_eq!(cut_update.game, Some(part_of(&whole, &watcher_mask)));
         g.game = whole;
     }
+    // A mask naming no field is refused.
+    let refused = client
+        .watch_game(pb::WatchGameRequest {
+            game_id: g.id(),
+            from_version: 0,
+            read_mask: Some(mask(&["version", "no_such_field"])),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
 }

@@ -15,6 +15,7 @@ use super::cache::{Live, Slot};
 use super::events::{Recorded, entry};
 use super::retries::{is_same, kept};
 use super::{Games, ServerDice, game_id_of, side, unserialisable};
+use crate::convert;
 use crate::error::ApiError;
 use crate::fields::Fields;
 use crate::snapshot;
@@ -213,17 +214,23 @@ impl<S: GameStore> Games<S> {
     ) -> Result<pb::Game, Lost> {
         let game_id = &live.record.game_id;
         let scope = format!("{game_id}/{seat}");
-        let answer = next
-            .view(&action.fields)
-            .map_err(|e| Lost::Answered(Err(e)))?;
-        // Watchers get the whole game, built before the commit like the
-        // answer, and only if someone watches (no one can start watching
-        // while this action holds the game).
-        let whole = match slot.updates.receiver_count() {
-            0 => None,
-            _ if action.fields == Fields::ALL => Some(answer.clone()),
-            _ => Some(next.snapshot().map_err(|e| Lost::Answered(Err(e)))?),
+        // Built before the commit, so that a game that cannot be shown
+        // is not stored. Watchers get the whole game (each cuts it to its
+        // own mask), built only if someone watches (no one can start
+        // watching while this action holds the game); the answer is then
+        // cut from it, and otherwise built with only its fields.
+        let (answer, whole) = match slot.updates.receiver_count() {
+            0 => (next.view(&action.fields), None),
+            _ => match next.snapshot() {
+                Ok(whole) => {
+                    let mut answer = whole.clone();
+                    convert::keep_only(&mut answer, &action.fields);
+                    (Ok(answer), Some(whole))
+                }
+                Err(e) => (Err(e), None),
+            },
         };
+        let answer = answer.map_err(|e| Lost::Answered(Err(e)))?;
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
             scope: scope.clone(),
             request_id: action.request_id.clone(),

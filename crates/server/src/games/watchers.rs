@@ -14,7 +14,9 @@ use tonic::Code;
 use super::cache::{Live, Slot};
 use super::events::updates_from;
 use super::{Games, game_id_of};
+use crate::convert;
 use crate::error::ApiError;
+use crate::fields::Fields;
 
 /// Updates a watcher may fall behind by before it must resume.
 pub(super) const WATCH_BUFFER: usize = 32;
@@ -118,11 +120,12 @@ impl<S: GameStore> Games<S> {
     }
 
     /// The updates after `from_version`, then live ones, until the client
-    /// goes away or the server shuts down.
+    /// goes away or the server shuts down, each one's game cut to `fields`.
     pub async fn watch(
         &self,
         game_id: &str,
         from_version: u64,
+        fields: Fields,
     ) -> Result<tokio::sync::mpsc::Receiver<Result<pb::GameUpdate, tonic::Status>>, ApiError> {
         let game_id = &game_id_of(game_id)?;
         let slot = self.slot(game_id);
@@ -147,7 +150,7 @@ impl<S: GameStore> Games<S> {
         tokio::spawn(async move {
             let _counted = crate::metrics::Watcher::opened();
             for update in catch_up {
-                if tx.send(Ok(update)).await.is_err() {
+                if tx.send(Ok(cut(update, &fields))).await.is_err() {
                     return;
                 }
             }
@@ -164,7 +167,7 @@ impl<S: GameStore> Games<S> {
                     update = updates.recv() => match update {
                         Ok(update) if update.version > sent => {
                             sent = update.version;
-                            if tx.send(Ok((*update).clone())).await.is_err() {
+                            if tx.send(Ok(cut((*update).clone(), &fields))).await.is_err() {
                                 return;
                             }
                         }
@@ -182,4 +185,15 @@ impl<S: GameStore> Games<S> {
         });
         Ok(rx)
     }
+}
+
+/// An update with its game cut to the fields a watcher asked for (the
+/// updates are built whole, once for every watcher of the game).
+fn cut(mut update: pb::GameUpdate, fields: &Fields) -> pb::GameUpdate {
+    if *fields != Fields::ALL
+        && let Some(game) = update.game.as_mut()
+    {
+        convert::keep_only(game, fields);
+    }
+    update
 }

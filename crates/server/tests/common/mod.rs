@@ -201,6 +201,7 @@ pub async fn watch(
         .watch_game(pb::WatchGameRequest {
             game_id: game.id(),
             from_version,
+            read_mask: None,
         })
         .await
         .unwrap()
@@ -432,6 +433,7 @@ pub async fn stored_history(client: &mut Client, game_id: &str) -> Vec<pb::GameU
         .watch_game(pb::WatchGameRequest {
             game_id: game_id.into(),
             from_version: 0,
+            read_mask: None,
         })
         .await
         .unwrap()
