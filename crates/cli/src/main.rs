@@ -333,8 +333,10 @@ enum Bench {
     /// (replicas of one service), the games and checks are spread over
     /// them.
     Load {
-        /// Games played at once (one worker each).
-        #[arg(long, default_value_t = 8)]
+        /// Games played at once (one worker each). Every figure in the
+        /// README is at the default: with fewer, the server waits for its
+        /// callers and the ratio says more of the round trip than of it.
+        #[arg(long, default_value_t = 64)]
         concurrency: usize,
         /// Stop after this many games in all (0: no limit).
         #[arg(long, default_value_t = 0)]
