@@ -427,9 +427,13 @@ pub fn game(
     }
 }
 
-/// Clears the fields not asked for from a game built whole (an answer
-/// recorded whole by an older server).
+/// Clears the fields not asked for from a game built whole: an answer
+/// recorded whole by an older server, an answer cut from the game built
+/// for the watchers, a watcher's update.
 pub fn keep_only(game: &mut pb::Game, fields: &Fields) {
+    if *fields == Fields::ALL {
+        return;
+    }
     let whole = std::mem::take(game);
     let keep = |field| fields.has(field);
     *game = pb::Game {

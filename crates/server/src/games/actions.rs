@@ -219,18 +219,15 @@ impl<S: GameStore> Games<S> {
         // own mask), built only if someone watches (no one can start
         // watching while this action holds the game); the answer is then
         // cut from it, and otherwise built with only its fields.
-        let (answer, whole) = match slot.updates.receiver_count() {
-            0 => (next.view(&action.fields), None),
-            _ => match next.snapshot() {
-                Ok(whole) => {
-                    let mut answer = whole.clone();
-                    convert::keep_only(&mut answer, &action.fields);
-                    (Ok(answer), Some(whole))
-                }
-                Err(e) => (Err(e), None),
-            },
+        let shown = |e| Lost::Answered(Err(e));
+        let (answer, whole) = if slot.updates.receiver_count() == 0 {
+            (next.view(&action.fields).map_err(shown)?, None)
+        } else {
+            let whole = next.snapshot().map_err(shown)?;
+            let mut answer = whole.clone();
+            convert::keep_only(&mut answer, &action.fields);
+            (answer, Some(whole))
         };
-        let answer = answer.map_err(|e| Lost::Answered(Err(e)))?;
         let request = (!action.request_id.is_empty()).then(|| RequestRecord {
             scope: scope.clone(),
             request_id: action.request_id.clone(),

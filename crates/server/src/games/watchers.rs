@@ -190,9 +190,7 @@ impl<S: GameStore> Games<S> {
 /// An update with its game cut to the fields a watcher asked for (the
 /// updates are built whole, once for every watcher of the game).
 fn cut(mut update: pb::GameUpdate, fields: &Fields) -> pb::GameUpdate {
-    if *fields != Fields::ALL
-        && let Some(game) = update.game.as_mut()
-    {
+    if let Some(game) = update.game.as_mut() {
         convert::keep_only(game, fields);
     }
     update
