@@ -129,6 +129,14 @@ async fn the_counters_move_as_a_game_is_played() {
     assert!(value(&during, "backgammon_games_in_memory") >= 1.0);
     assert_eq!(value(&during, "backgammon_watchers"), 1.0, "{during:?}");
     assert!(value(&during, "backgammon_commit_group_size_count") >= g.game.version as f64 / 4.0);
+    // Every COMMIT is timed (a group, or a write of a refused group
+    // applied again alone), and takes time.
+    assert!(
+        value(&during, "backgammon_sqlite_wal_commit_seconds_count")
+            >= value(&during, "backgammon_commit_group_size_count"),
+        "{during:?}"
+    );
+    assert!(value(&during, "backgammon_sqlite_wal_commit_seconds_sum") > 0.0);
     assert_eq!(
         value(
             &during,

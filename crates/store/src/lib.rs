@@ -46,6 +46,10 @@ pub use sqlite::{Durability, SqliteStore};
 pub const COMMIT_GROUP_SIZE: &str = "backgammon_commit_group_size";
 /// The time a commit takes, from BEGIN to COMMIT's answer.
 pub const COMMIT_SECONDS: &str = "backgammon_commit_duration_seconds";
+/// SQLite: the time of a group's COMMIT statement alone, which writes the
+/// group's pages into the WAL and (durability `full`) waits for the
+/// fsync: the part of [`COMMIT_SECONDS`] the disk decides.
+pub const WAL_COMMIT_SECONDS: &str = "backgammon_sqlite_wal_commit_seconds";
 
 /// Describes the metrics this crate records (see the server's `metrics`).
 pub fn describe_metrics() {
@@ -53,6 +57,10 @@ pub fn describe_metrics() {
     metrics::describe_histogram!(
         COMMIT_SECONDS,
         "Time to commit a transaction (a group of writes on SQLite, one on PostgreSQL)"
+    );
+    metrics::describe_histogram!(
+        WAL_COMMIT_SECONDS,
+        "SQLite: time of a group's COMMIT statement alone (its pages written into the WAL, and their fsync)"
     );
 }
 

@@ -471,7 +471,10 @@ impl Writer {
                 .broken("injected: COMMIT failed", Applied::Unknown)
                 .await);
         }
-        if let Err(e) = sqlx::query("COMMIT").execute(&mut *connection).await {
+        let committing = std::time::Instant::now();
+        let committed = sqlx::query("COMMIT").execute(&mut *connection).await;
+        metrics::histogram!(crate::WAL_COMMIT_SECONDS).record(committing.elapsed().as_secs_f64());
+        if let Err(e) = committed {
             // COMMIT may have failed after the log held the transaction
             // (an fsync error): whether it is stored is not known.
             return Err(self.broken(&e.to_string(), Applied::Unknown).await);
