@@ -171,9 +171,6 @@ pub enum StoreError {
     /// value out of range): only what touches that row fails.
     #[error("stored data is unreadable: {0}")]
     Corrupt(String),
-    /// A failure shared by every action of a group commit.
-    #[error("storage failed: {0}")]
-    Batch(String),
 }
 
 /// Whether a failed write is in the store.

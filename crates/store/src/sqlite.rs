@@ -9,12 +9,14 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 use sqlx::{Connection, QueryBuilder, Sqlite};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
-use crate::rows::{
-    AnswerColumns, column, game_record, log_entries, request_record, stored_version,
-};
+use crate::rows::{column, game_record, log_entries, request_record, stored_version};
 use crate::{Applied, GameRecord, GameStore, LogEntry, NEW_GAME_SCOPE, RequestRecord, StoreError};
+
+mod writer;
+
+use writer::{Job, RequestRow, Write, WriteKind};
 
 /// How hard a commit waits for the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,33 +27,11 @@ pub enum Durability {
     Normal,
 }
 
-/// The most writes grouped into one transaction.
-const MAX_GROUP: usize = 64;
-
-/// Log pages after which the writer checkpoints itself, should the
-/// checkpointer fall behind (64 MiB with 4 KiB pages).
-const WRITER_CHECKPOINT_PAGES: u32 = 16_384;
-
-/// Compiled statements the writer keeps (one per shape of group).
-const WRITER_STATEMENTS: usize = 1024;
-
-/// The least time between two checkpoints.
-const CHECKPOINT_PAUSE: Duration = Duration::from_millis(100);
-
-/// While writes fail, how often the writer tries a small write of its own
-/// to learn whether the storage is back.
-const PROBE_INTERVAL: Duration = Duration::from_millis(500);
-
-/// The free space the database's file system must have again before the
-/// store calls itself writable (a full disk can still take a small write
-/// into log pages it had already, so a write alone proves too little).
-const MIN_FREE_BYTES: u64 = 1 << 20;
-
 /// Games in a SQLite file.
 ///
-/// SQLite has one writer at a time, so one task, on a thread of its own,
-/// owns the writing connection. It takes every write waiting in its queue and applies them
-/// in one transaction: one fsync for the group instead of one each (group
+/// SQLite has one writer at a time, so one thread of its own owns the
+/// writing connection (see [`writer`]). It takes every write waiting in
+/// its queue and applies them in one transaction: one fsync for the group instead of one each (group
 /// commit). If a write of a group is refused (a version conflict), the
 /// group is rolled back and its writes are applied one by one, so each
 /// caller gets exactly its own result. Reads use other connections.
@@ -62,84 +42,14 @@ const MIN_FREE_BYTES: u64 = 1 << 20;
 /// the next write opens a new one.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
-    jobs: mpsc::Sender<Job>,
+    jobs: tokio::sync::mpsc::Sender<Job>,
     readers: SqlitePool,
     /// For maintenance writes (forgetting old request ids), on connections
     /// of their own.
     options: SqliteConnectOptions,
     writable: watch::Receiver<bool>,
     #[cfg(test)]
-    faults: std::sync::Arc<faults::Faults>,
-}
-
-/// What the writer is asked to do.
-#[derive(Debug)]
-enum Job {
-    Write(Box<Write>),
-    /// Finish, checkpoint and close; answer when done.
-    Close(oneshot::Sender<()>),
-}
-
-/// One write and where its result goes.
-#[derive(Debug)]
-struct Write {
-    kind: WriteKind,
-    done: oneshot::Sender<Result<(), StoreError>>,
-}
-
-#[derive(Debug)]
-enum WriteKind {
-    Create {
-        game: GameRecord,
-        entry: LogEntry,
-        request: Option<RequestRow>,
-    },
-    Commit {
-        game: GameRecord,
-        expected_version: u64,
-        entry: LogEntry,
-        request: Option<RequestRow>,
-    },
-}
-
-/// A request id to record, as its row of `requests`: made when the write
-/// is queued, so that an answer that cannot be stored is refused to its
-/// caller alone and the writer only binds values.
-#[derive(Debug)]
-struct RequestRow {
-    scope: String,
-    request_id: String,
-    fingerprint: Vec<u8>,
-    version: Option<i64>,
-    game_id: Option<String>,
-    response: Option<Vec<u8>>,
-}
-
-impl RequestRow {
-    fn new(request: &RequestRecord) -> Result<RequestRow, StoreError> {
-        let answer = AnswerColumns::of(&request.answer)?;
-        Ok(RequestRow {
-            scope: request.scope.clone(),
-            request_id: request.request_id.clone(),
-            fingerprint: request.fingerprint.clone(),
-            version: answer.version,
-            game_id: answer.game_id.map(str::to_string),
-            response: answer.response.map(<[u8]>::to_vec),
-        })
-    }
-
-    /// The row of a request id, if there is one.
-    fn of(request: Option<&RequestRecord>) -> Result<Option<RequestRow>, StoreError> {
-        request.map(RequestRow::new).transpose()
-    }
-}
-
-impl WriteKind {
-    fn game_id(&self) -> &str {
-        match self {
-            WriteKind::Create { game, .. } | WriteKind::Commit { game, .. } => &game.game_id,
-        }
-    }
+    faults: std::sync::Arc<writer::faults::Faults>,
 }
 
 impl SqliteStore {
@@ -156,77 +66,22 @@ impl SqliteStore {
             })
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10))
-            // A group's statement journal stays in memory, not in a file.
             .pragma("temp_store", "memory");
-        // The writer leaves checkpoints to the checkpointer below, unless
-        // the log grows past this many pages (a safety net).
-        //
-        // It does not check the log's foreign key to its game: every write
-        // that adds a log row first inserts the game or updates it by
-        // compare-and-set in the same transaction, and rolls back if that
-        // touched no row, so the game is always there. Checking it cost a
-        // lookup of the game and a statement journal for each group
-        // (SQLite undoes a failed foreign-key statement on its own): an
-        // eighth of the writer's SQLite instructions. Migrations run with
-        // the check on.
-        //
-        // A group's statements have a shape of their own for each count
-        // of rows (see `apply_batched`): the writer keeps more of them
-        // compiled than sqlx's default 100.
-        let writer_options = options
-            .clone()
-            .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES.to_string())
-            .foreign_keys(false)
-            .statement_cache_capacity(WRITER_STATEMENTS);
         let mut migrating = SqliteConnection::connect_with(&options).await?;
         sqlx::migrate!("./migrations/sqlite")
             .run(&mut migrating)
             .await?;
         migrating.close().await?;
-        let connection = SqliteConnection::connect_with(&writer_options).await?;
-        let checkpointer = SqliteConnection::connect_with(&options).await?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options.clone().read_only(true))
             .await?;
-        let (jobs, queue) = mpsc::channel(1024);
-        let (committed, commits) = mpsc::channel(1);
-        let (writable_tx, writable) = watch::channel(true);
-        #[cfg(test)]
-        let faults = std::sync::Arc::new(faults::Faults::default());
-        let writer = Writer {
-            options: writer_options,
-            folder: path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_path_buf(),
-            connection: Some(connection),
-            writable: writable_tx,
+        let writer::Started {
+            jobs,
+            writable,
             #[cfg(test)]
-            faults: faults.clone(),
-        };
-        // The writer and the checkpointer run on a thread of their own, not
-        // among the tasks answering calls: every caller waits for the
-        // writer, and each of its steps (BEGIN with the group's
-        // statements, COMMIT) needs the writer to be polled again as soon
-        // as SQLite answers, not once a busy worker gets round to it.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
-        std::thread::Builder::new()
-            .name("sqlite-writer".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let checkpoints = Checkpoints {
-                        commits: committed,
-                        task: tokio::spawn(checkpoint_loop(checkpointer, commits)),
-                    };
-                    write_loop(writer, queue, checkpoints).await;
-                })
-            })
-            .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
+            faults,
+        } = writer::start(path, durability)?;
         Ok(SqliteStore {
             jobs,
             readers,
@@ -275,682 +130,8 @@ impl SqliteStore {
     }
 }
 
-/// The checkpointer's task, and how the writer tells it of commits.
-struct Checkpoints {
-    commits: mpsc::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-/// The writer: groups what is queued, commits, answers each caller, and
-/// tells the checkpointer there is work. While writes fail it tries a
-/// small write of its own every [`PROBE_INTERVAL`], so the store reports
-/// itself writable again once the storage is back, even if no caller
-/// writes meanwhile.
-async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, checkpoints: Checkpoints) {
-    let mut jobs = Vec::with_capacity(MAX_GROUP);
-    // While unwritable, probes come on a fixed beat, busy queue or not.
-    let mut next_probe = tokio::time::Instant::now() + PROBE_INTERVAL;
-    loop {
-        let received = if *writer.writable.borrow() {
-            let received = queue.recv_many(&mut jobs, MAX_GROUP).await;
-            next_probe = tokio::time::Instant::now() + PROBE_INTERVAL;
-            received
-        } else {
-            tokio::select! {
-                received = queue.recv_many(&mut jobs, MAX_GROUP) => received,
-                _ = tokio::time::sleep_until(next_probe) => {
-                    writer.probe().await;
-                    next_probe = tokio::time::Instant::now() + PROBE_INTERVAL;
-                    continue;
-                }
-            }
-        };
-        if received == 0 {
-            // Every handle is gone: nothing more to write.
-            return;
-        }
-        let mut group = Vec::with_capacity(jobs.len());
-        let mut closing = Vec::new();
-        for job in jobs.drain(..) {
-            match job {
-                Job::Write(write) if closing.is_empty() => group.push(*write),
-                Job::Write(write) => {
-                    let _ = write.done.send(Err(closed()));
-                }
-                Job::Close(done) => closing.push(done),
-            }
-        }
-        if !group.is_empty() {
-            writer.apply(group).await;
-            let _ = checkpoints.commits.try_send(());
-        }
-        if !closing.is_empty() {
-            queue.close();
-            while let Some(job) = queue.recv().await {
-                match job {
-                    Job::Write(write) => {
-                        let _ = write.done.send(Err(closed()));
-                    }
-                    Job::Close(done) => closing.push(done),
-                }
-            }
-            writer.close(checkpoints).await;
-            for done in closing {
-                let _ = done.send(());
-            }
-            return;
-        }
-    }
-}
-
-/// The answer to a write that came after the store closed: not stored.
-fn closed() -> StoreError {
-    StoreError::WriteFailed {
-        message: "the store is closed".into(),
-        applied: Applied::No,
-    }
-}
-
-/// Why a transaction did not commit.
-enum Failure {
-    /// A write was refused (a version conflict, a duplicate id) and the
-    /// transaction rolled back: the connection is clean.
-    Refused(StoreError),
-    /// The storage failed; the connection was dropped.
-    Storage(StorageFailure),
-}
-
-/// A failure of the storage itself, and whether the write may be stored.
-struct StorageFailure {
-    message: String,
-    applied: Applied,
-}
-
-impl StorageFailure {
-    /// The answer to each write it failed.
-    fn error(&self) -> StoreError {
-        StoreError::WriteFailed {
-            message: self.message.clone(),
-            applied: self.applied,
-        }
-    }
-}
-
-/// The writing connection (none after a storage failure, until the next
-/// write opens one) and the store's writable flag: false from a storage
-/// failure until a probe finds room again (a caller's write that happens
-/// to fit meanwhile does not end it).
-struct Writer {
-    options: SqliteConnectOptions,
-    /// The database's folder, whose file system must have room again.
-    folder: std::path::PathBuf,
-    connection: Option<SqliteConnection>,
-    writable: watch::Sender<bool>,
-    #[cfg(test)]
-    faults: std::sync::Arc<faults::Faults>,
-}
-
-impl Writer {
-    /// Applies a group and answers each of its writes.
-    async fn apply(&mut self, group: Vec<Write>) {
-        let start = std::time::Instant::now();
-        match self.transaction(&group).await {
-            Ok(()) => {
-                crate::commit_observed(group.len(), start.elapsed());
-                for write in group {
-                    let _ = write.done.send(Ok(()));
-                }
-            }
-            Err(Failure::Refused(_)) if group.len() > 1 => {
-                // Someone's write was refused: apply each alone for its
-                // own answer.
-                for write in group {
-                    let result = match self.transaction(std::slice::from_ref(&write)).await {
-                        Ok(()) => Ok(()),
-                        Err(Failure::Refused(e)) => Err(e),
-                        Err(Failure::Storage(failure)) => Err(failure.error()),
-                    };
-                    let _ = write.done.send(result);
-                }
-            }
-            Err(Failure::Refused(e)) => {
-                if let Some(write) = group.into_iter().next() {
-                    let _ = write.done.send(Err(e));
-                }
-            }
-            Err(Failure::Storage(failure)) => {
-                for write in group {
-                    let _ = write.done.send(Err(failure.error()));
-                }
-            }
-        }
-    }
-
-    /// One transaction: BEGIN, the group's statements, COMMIT. Any storage
-    /// error drops the connection (closing it rolls back whatever it had
-    /// open), so a failed COMMIT or ROLLBACK can never leave a transaction
-    /// open under the next group.
-    async fn transaction(&mut self, group: &[Write]) -> Result<(), Failure> {
-        #[cfg(test)]
-        let fault = self.faults.next();
-        #[cfg(not(test))]
-        let fault: Option<faults::Fault> = None;
-        #[cfg(test)]
-        let faults = self.faults.clone();
-        let connection = match self.connection().await {
-            Ok(connection) => connection,
-            Err(message) => return Err(self.broken(&message, Applied::No).await),
-        };
-        #[cfg(test)]
-        faults::Faults::limit_pages(&faults, connection).await;
-        if fault == Some(faults::Fault::BeforeBegin) {
-            return Err(self.broken("injected: before BEGIN", Applied::No).await);
-        }
-        match statements(connection, group).await {
-            Ok(()) => {}
-            Err(e) if is_refusal(&e) => {
-                return match sqlx::query("ROLLBACK").execute(&mut *connection).await {
-                    Ok(_) => Err(Failure::Refused(e)),
-                    Err(r) => {
-                        let message = format!("{e}; then ROLLBACK failed: {r}");
-                        Err(self.broken(&message, Applied::No).await)
-                    }
-                };
-            }
-            Err(e) => return Err(self.broken(&e.to_string(), Applied::No).await),
-        }
-        if fault == Some(faults::Fault::InStatements) {
-            return Err(self
-                .broken("injected: a statement failed", Applied::No)
-                .await);
-        }
-        if fault == Some(faults::Fault::AtCommit) {
-            // COMMIT failed and left the transaction open (SQLite may do
-            // either on SQLITE_FULL or an I/O error).
-            return Err(self
-                .broken("injected: COMMIT failed", Applied::Unknown)
-                .await);
-        }
-        let committing = std::time::Instant::now();
-        let committed = sqlx::query("COMMIT").execute(&mut *connection).await;
-        metrics::histogram!(crate::WAL_COMMIT_SECONDS).record(committing.elapsed().as_secs_f64());
-        if let Err(e) = committed {
-            // COMMIT may have failed after the log held the transaction
-            // (an fsync error): whether it is stored is not known.
-            return Err(self.broken(&e.to_string(), Applied::Unknown).await);
-        }
-        if fault == Some(faults::Fault::AfterCommit) {
-            // The outcome an fsync failure leaves: stored, yet reported
-            // as failed.
-            return Err(self
-                .broken("injected: error after COMMIT", Applied::Unknown)
-                .await);
-        }
-        // Writable again only when the probe finds room: a write that
-        // happens to fit on a full disk does not end the outage.
-        Ok(())
-    }
-
-    /// The writing connection, opened again if a failure dropped it (the
-    /// error says why it could not be).
-    async fn connection(&mut self) -> Result<&mut SqliteConnection, String> {
-        if self.connection.is_none() {
-            let connection = SqliteConnection::connect_with(&self.options)
-                .await
-                .map_err(|e| format!("opening the database again: {e}"))?;
-            self.connection = Some(connection);
-        }
-        self.connection
-            .as_mut()
-            .ok_or_else(|| "no connection".to_string())
-    }
-
-    /// After a storage failure: drops the connection and reports the store
-    /// unwritable until a write succeeds again.
-    async fn broken(&mut self, message: &str, applied: Applied) -> Failure {
-        self.drop_connection().await;
-        tracing::error!(error = message, %applied, "storage write failed");
-        self.set_writable(false);
-        Failure::Storage(StorageFailure {
-            message: message.to_string(),
-            applied,
-        })
-    }
-
-    /// Closes the writing connection: closing rolls back an open
-    /// transaction. If even that fails, the connection is gone all the same
-    /// (its handle is freed).
-    async fn drop_connection(&mut self) {
-        if let Some(connection) = self.connection.take()
-            && let Err(e) = connection.close().await
-        {
-            tracing::warn!(error = %e, "closing the failed writing connection");
-        }
-    }
-
-    fn set_writable(&self, writable: bool) {
-        self.writable.send_if_modified(|now| {
-            let changed = *now != writable;
-            *now = writable;
-            changed
-        });
-    }
-
-    /// Is there room again? The database's file system must have
-    /// [`MIN_FREE_BYTES`] free, and a small write of the writer's own (a
-    /// counter in `store_probe`) must commit. Failures are expected here
-    /// and logged quietly.
-    async fn probe(&mut self) {
-        #[cfg(test)]
-        let faults = self.faults.clone();
-        #[cfg(test)]
-        if faults.probes_paused() {
-            return;
-        }
-        #[cfg(test)]
-        if faults.next().is_some() {
-            tracing::debug!("injected: probe failed");
-            return;
-        }
-        match free_bytes(&self.folder) {
-            Ok(free) if free < MIN_FREE_BYTES => {
-                tracing::debug!(free, "probe: the disk is still full");
-                return;
-            }
-            Ok(_) => {}
-            // Not every file system says: the write below decides.
-            Err(e) => tracing::debug!(error = %e, "probe: free space unknown"),
-        }
-        let Ok(connection) = self.connection().await else {
-            return;
-        };
-        #[cfg(test)]
-        faults::Faults::limit_pages(&faults, connection).await;
-        let written = async {
-            sqlx::query("BEGIN IMMEDIATE")
-                .execute(&mut *connection)
-                .await?;
-            sqlx::query(
-                "INSERT INTO store_probe (id, writes) VALUES (1, 1) \
-                 ON CONFLICT (id) DO UPDATE SET writes = writes + 1",
-            )
-            .execute(&mut *connection)
-            .await?;
-            sqlx::query("COMMIT").execute(&mut *connection).await
-        }
-        .await;
-        match written {
-            Ok(_) => {
-                tracing::info!("storage takes writes again");
-                self.set_writable(true);
-            }
-            Err(e) => {
-                tracing::debug!(error = %e, "probe: storage still refuses writes");
-                self.drop_connection().await;
-            }
-        }
-    }
-
-    /// Stops the checkpointer, copies the whole log into the database file
-    /// and empties it, and closes the connection: the database file alone
-    /// then holds every game.
-    async fn close(mut self, checkpoints: Checkpoints) {
-        drop(checkpoints.commits);
-        let _ = checkpoints.task.await;
-        if let Ok(connection) = self.connection().await
-            && let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                .execute(&mut *connection)
-                .await
-        {
-            tracing::warn!(error = %e, "final checkpoint failed; the log stays beside the database");
-        }
-        if let Some(connection) = self.connection.take()
-            && let Err(e) = connection.close().await
-        {
-            tracing::warn!(error = %e, "closing the database");
-        }
-    }
-}
-
-/// Bytes free for unprivileged writers on the file system holding `folder`.
-fn free_bytes(folder: &Path) -> std::io::Result<u64> {
-    let stats = rustix::fs::statvfs(folder)?;
-    Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
-}
-
-/// A refusal of the write itself, not a failure of the storage.
-fn is_refusal(e: &StoreError) -> bool {
-    matches!(
-        e,
-        StoreError::Conflict { .. }
-            | StoreError::NotFound
-            | StoreError::Duplicate
-            | StoreError::Batch(_)
-    )
-}
-
-/// Faults injected in the writer by the tests: each step of a commit.
-mod faults {
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub(super) enum Fault {
-        /// The transaction cannot begin.
-        BeforeBegin,
-        /// A statement fails.
-        InStatements,
-        /// COMMIT fails and leaves the transaction open.
-        AtCommit,
-        /// COMMIT succeeds, yet an error is reported (as an fsync error).
-        AfterCommit,
-    }
-
-    #[cfg(test)]
-    #[derive(Debug, Default)]
-    pub(super) struct Faults {
-        /// The faults of the next transactions, in order.
-        pub planned: std::sync::Mutex<std::collections::VecDeque<Option<Fault>>>,
-        /// SQLite's `max_page_count` for the writer: a database that may
-        /// not grow past this many pages fails its writes with "database
-        /// or disk is full", as a full disk does.
-        pub max_pages: std::sync::Mutex<Option<u64>>,
-        /// While set, the writer does not probe (so a test can look at the
-        /// writable flag without a race with the probe).
-        pub probes_paused: std::sync::atomic::AtomicBool,
-    }
-
-    #[cfg(test)]
-    impl Faults {
-        pub fn next(&self) -> Option<Fault> {
-            let mut planned = self.planned.lock().unwrap_or_else(|e| e.into_inner());
-            planned.pop_front().flatten()
-        }
-
-        pub fn probes_paused(&self) -> bool {
-            self.probes_paused.load(std::sync::atomic::Ordering::SeqCst)
-        }
-
-        pub async fn limit_pages(faults: &Faults, connection: &mut sqlx::SqliteConnection) {
-            let limit = *faults.max_pages.lock().unwrap_or_else(|e| e.into_inner());
-            // 4294967294: SQLite's own largest limit, i.e. none.
-            let pages = limit.unwrap_or(4_294_967_294);
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "PRAGMA max_page_count = {pages}"
-            )))
-            .execute(connection)
-            .await;
-        }
-    }
-}
-
-/// Copies committed pages from the write-ahead log into the database file
-/// (a checkpoint) on a connection of its own, so that the writer, whose
-/// commits every caller waits for, never does that copying itself. A
-/// passive checkpoint runs beside the writer and readers without blocking
-/// them; once it has copied the whole log, the next commit starts the log
-/// over from its beginning. Ends (closing its connection) when the writer
-/// does.
-async fn checkpoint_loop(mut connection: SqliteConnection, mut commits: mpsc::Receiver<()>) {
-    while commits.recv().await.is_some() {
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(&mut connection)
-            .await
-        {
-            tracing::warn!(error = %e, "checkpoint failed; the next one retries");
-        }
-        // Let commits pile up: one checkpoint copies many of them.
-        tokio::time::sleep(CHECKPOINT_PAUSE).await;
-    }
-    let _ = connection.close().await;
-}
-
-/// BEGIN and the group's statements (COMMIT is the caller's).
-async fn statements(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
-    if group.len() > 1 && distinct_games(group) {
-        return apply_batched(connection, group).await;
-    }
-    sqlx::query("BEGIN IMMEDIATE")
-        .execute(&mut *connection)
-        .await?;
-    for write in group {
-        apply_one(connection, write).await?;
-    }
-    Ok(())
-}
-
-/// One write, statement by statement (its errors are precise).
-async fn apply_one(tx: &mut SqliteConnection, write: &Write) -> Result<(), StoreError> {
-    match &write.kind {
-        WriteKind::Create {
-            game,
-            entry,
-            request,
-        } => {
-            insert_game(tx, game).await?;
-            insert_log_entry(tx, &game.game_id, entry).await?;
-            insert_request(tx, request.as_ref()).await?;
-        }
-        WriteKind::Commit {
-            game,
-            expected_version,
-            entry,
-            request,
-        } => {
-            update_game(tx, game, *expected_version).await?;
-            insert_log_entry(tx, &game.game_id, entry).await?;
-            insert_request(tx, request.as_ref()).await?;
-        }
-    }
-    Ok(())
-}
-
-/// Whether no game is written twice in the group (the server serialises
-/// each game's actions, so this is the normal case).
-fn distinct_games(group: &[Write]) -> bool {
-    let mut ids: Vec<&str> = group.iter().map(|w| w.kind.game_id()).collect();
-    ids.sort_unstable();
-    ids.windows(2).all(|pair| pair[0] != pair[1])
-}
-
-/// BEGIN and the whole group in one round trip to sqlx's connection
-/// thread (each statement would be one): one statement per table, then
-/// the caller's COMMIT once the compare-and-set is seen to have matched
-/// every game. A version conflict or a duplicate row is a refusal: the
-/// caller rolls the group back and applies the writes one by one to give
-/// each its own answer.
-///
-/// Since a refusal rolls back the whole transaction anyway, no statement
-/// needs undoing on its own: the statements say `OR FAIL` (a constraint
-/// error stops the statement and keeps what it did, for the ROLLBACK to
-/// undo), so SQLite does not first copy every page a multi-row statement
-/// changes into a statement journal in case that statement alone must be
-/// undone. (The log's foreign key to its game would need one, since
-/// foreign-key errors always undo their statement: the writer does not
-/// check it, see [`SqliteStore::open`].)
-async fn apply_batched(
-    connection: &mut SqliteConnection,
-    group: &[Write],
-) -> Result<(), StoreError> {
-    let mut created = Vec::new();
-    let mut updated = Vec::new();
-    let mut log = Vec::new();
-    let mut requests = Vec::new();
-    for write in group {
-        let (game, entry, request) = match &write.kind {
-            WriteKind::Create {
-                game,
-                entry,
-                request,
-            } => {
-                created.push(game);
-                (game, entry, request)
-            }
-            WriteKind::Commit {
-                game,
-                expected_version,
-                entry,
-                request,
-            } => {
-                updated.push((game, *expected_version));
-                (game, entry, request)
-            }
-        };
-        log.push(log_row(&game.game_id, entry));
-        requests.extend(request.as_ref());
-    }
-
-    let mut batch = QueryBuilder::<Sqlite>::new("BEGIN IMMEDIATE; ");
-    push_insert_games(&mut batch, &created);
-    if !updated.is_empty() {
-        // The compare-and-set for every game at once: a game whose stored
-        // version is not the expected one is not updated, and is missing
-        // from the rows returned.
-        batch.push(
-            "UPDATE OR FAIL games SET version = new.column3, state = new.column4, updated_at = CURRENT_TIMESTAMP FROM (",
-        );
-        batch.push_values(&updated, |mut row, (game, expected)| {
-            row.push_bind(&game.game_id)
-                .push_bind(*expected as i64)
-                .push_bind(game.version as i64)
-                .push_bind(&game.state);
-        });
-        batch.push(
-            ") AS new WHERE games.game_id = new.column1 AND games.version = new.column2 RETURNING games.game_id; ",
-        );
-    }
-    push_insert_log(&mut batch, &log);
-    push_insert_requests(&mut batch, &requests);
-    match batch.build().fetch_all(&mut *connection).await {
-        Ok(rows) if rows.len() == updated.len() => Ok(()),
-        Ok(_) => Err(StoreError::Batch(
-            "a game's version changed under the group (retried one by one)".into(),
-        )),
-        Err(e) => Err(duplicate(e)),
-    }
-}
-
-async fn insert_game(tx: &mut SqliteConnection, game: &GameRecord) -> Result<(), StoreError> {
-    let mut insert = QueryBuilder::new("");
-    push_insert_games(&mut insert, &[game]);
-    insert.build().execute(&mut *tx).await.map_err(duplicate)?;
-    Ok(())
-}
-
-/// `INSERT` of new games (nothing when there are none), one row each.
-fn push_insert_games(query: &mut QueryBuilder<Sqlite>, games: &[&GameRecord]) {
-    if games.is_empty() {
-        return;
-    }
-    query.push(
-        "INSERT OR FAIL INTO games (game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board) ",
-    );
-    query.push_values(games, |mut row, game| {
-        row.push_bind(&game.game_id)
-            .push_bind(&game.variant)
-            .push_bind(&game.variant_version)
-            .push_bind(&game.options)
-            .push_bind(game.version as i64)
-            .push_bind(&game.state)
-            .push_bind(&game.token_hashes[0])
-            .push_bind(&game.token_hashes[1])
-            .push_bind(&game.start_board);
-    });
-    query.push("; ");
-}
-
-/// The compare-and-set: the snapshot changes only if still at `expected`.
-async fn update_game(
-    tx: &mut SqliteConnection,
-    game: &GameRecord,
-    expected: u64,
-) -> Result<(), StoreError> {
-    let updated = sqlx::query(
-        "UPDATE games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP WHERE game_id = ? AND version = ?",
-    )
-    .bind(game.version as i64)
-    .bind(&game.state)
-    .bind(&game.game_id)
-    .bind(expected as i64)
-    .execute(&mut *tx)
-    .await?;
-    if updated.rows_affected() == 1 {
-        return Ok(());
-    }
-    let current: Option<i64> = sqlx::query_scalar("SELECT version FROM games WHERE game_id = ?")
-        .bind(&game.game_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-    Err(match current {
-        Some(v) => StoreError::Conflict { current: v as u64 },
-        None => StoreError::NotFound,
-    })
-}
-
-/// The action's row of the event log.
-async fn insert_log_entry(
-    tx: &mut SqliteConnection,
-    game_id: &str,
-    entry: &LogEntry,
-) -> Result<(), StoreError> {
-    let mut insert = QueryBuilder::new("");
-    push_insert_log(&mut insert, &[log_row(game_id, entry)]);
-    insert.build().execute(&mut *tx).await.map_err(duplicate)?;
-    Ok(())
-}
-
-/// An action's row of the event log: (game, the version it made, the
-/// server's text for it, kept as it is).
-type LogRow<'a> = (&'a str, i64, &'a str);
-
-fn log_row<'a>(game_id: &'a str, entry: &'a LogEntry) -> LogRow<'a> {
-    (game_id, entry.version as i64, &entry.text)
-}
-
-/// `INSERT` of log rows (nothing when there are none), one row each.
-fn push_insert_log(query: &mut QueryBuilder<Sqlite>, rows: &[LogRow<'_>]) {
-    if rows.is_empty() {
-        return;
-    }
-    query.push("INSERT OR FAIL INTO game_events (game_id, version, events) ");
-    query.push_values(rows, |mut row, (game_id, version, text)| {
-        row.push_bind(*game_id).push_bind(*version).push_bind(*text);
-    });
-    query.push("; ");
-}
-
-async fn insert_request(
-    tx: &mut SqliteConnection,
-    request: Option<&RequestRow>,
-) -> Result<(), StoreError> {
-    let Some(request) = request else {
-        return Ok(());
-    };
-    let mut insert = QueryBuilder::new("");
-    push_insert_requests(&mut insert, &[request]);
-    insert.build().execute(&mut *tx).await.map_err(duplicate)?;
-    Ok(())
-}
-
-/// `INSERT` of request ids (nothing when there are none), stamped now.
-fn push_insert_requests(query: &mut QueryBuilder<Sqlite>, requests: &[&RequestRow]) {
-    if requests.is_empty() {
-        return;
-    }
-    let now = unix_seconds(SystemTime::now());
-    query.push(
-        "INSERT OR FAIL INTO requests (scope, request_id, fingerprint, version, game_id, response, created_at) ",
-    );
-    query.push_values(requests, |mut row, r| {
-        row.push_bind(&r.scope)
-            .push_bind(&r.request_id)
-            .push_bind(&r.fingerprint)
-            .push_bind(r.version)
-            .push_bind(&r.game_id)
-            .push_bind(&r.response)
-            .push_bind(now);
-    });
-    query.push("; ");
-}
-
-fn unix_seconds(time: SystemTime) -> i64 {
+/// Whole seconds since the Unix epoch (0 before it).
+pub(super) fn unix_seconds(time: SystemTime) -> i64 {
     time.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs().min(i64::MAX as u64) as i64)
 }
@@ -958,14 +139,6 @@ fn unix_seconds(time: SystemTime) -> i64 {
 /// Request ids looked at per transaction of forgetting, so the writer
 /// never waits long.
 const FORGET_BATCH: i64 = 1000;
-
-/// A primary-key violation means the row is already there.
-fn duplicate(e: sqlx::Error) -> StoreError {
-    match &e {
-        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Duplicate,
-        _ => StoreError::Database(e),
-    }
-}
 
 impl GameStore for SqliteStore {
     fn writable(&self) -> watch::Receiver<bool> {
@@ -1321,109 +494,9 @@ mod tests {
         }
     }
 
-    /// A request id's row, as queued.
-    fn request_row(scope: &str, id: &str) -> Option<RequestRow> {
-        Some(RequestRow::new(&request(scope, id)).unwrap())
-    }
-
-    fn write(kind: WriteKind) -> Write {
-        Write {
-            kind,
-            done: oneshot::channel().0,
-        }
-    }
-
-    fn commit(id: &str, version: u64, request_id: &str) -> Write {
-        write(WriteKind::Commit {
-            game: game(id, version, "next"),
-            expected_version: version - 1,
-            entry: entry(version),
-            request: request_row(id, request_id),
-        })
-    }
-
-    /// The grouped statements, committed when they succeed and rolled back
-    /// when they fail.
-    async fn batch(connection: &mut SqliteConnection, group: &[Write]) -> Result<(), StoreError> {
-        match apply_batched(connection, group).await {
-            Ok(()) => {
-                sqlx::query("COMMIT").execute(&mut *connection).await?;
-                Ok(())
-            }
-            Err(e) => {
-                sqlx::query("ROLLBACK").execute(&mut *connection).await?;
-                Err(e)
-            }
-        }
-    }
-
-    /// The grouped statements themselves (no fallback behind them): a
-    /// valid group lands whole; a group with one stale version or one used
-    /// request id is refused whole and leaves nothing behind.
-    #[tokio::test]
-    async fn a_batched_group_lands_whole_or_not_at_all() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("games.db");
-        let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
-        let mut connection =
-            SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path))
-                .await
-                .unwrap();
-        let created: Vec<Write> = (0..3)
-            .map(|g| {
-                write(WriteKind::Create {
-                    game: game(&format!("g{g}"), 1, "start"),
-                    entry: entry(1),
-                    request: request_row("new-game", &format!("new{g}")),
-                })
-            })
-            .collect();
-        batch(&mut connection, &created).await.unwrap();
-        let group = [
-            commit("g0", 2, "a"),
-            commit("g1", 2, "a"),
-            commit("g2", 2, "a"),
-        ];
-        batch(&mut connection, &group).await.unwrap();
-        for g in 0..3 {
-            let id = format!("g{g}");
-            let stored = store.load(&id).await.unwrap().unwrap();
-            assert_eq!((stored.version, stored.state.as_str()), (2, "next"));
-            assert_eq!(store.log_after(&id, 0).await.unwrap().len(), 2);
-            assert!(store.request(&id, "a").await.unwrap().is_some());
-        }
-
-        // g2's write expects version 4; it is at 2.
-        let stale = [
-            commit("g0", 3, "b"),
-            commit("g1", 3, "b"),
-            commit("g2", 5, "b"),
-        ];
-        let refused = batch(&mut connection, &stale).await.unwrap_err();
-        assert!(matches!(refused, StoreError::Batch(_)), "{refused:?}");
-        let reused = [commit("g0", 3, "c"), commit("g1", 3, "a")];
-        let refused = batch(&mut connection, &reused).await.unwrap_err();
-        assert!(matches!(refused, StoreError::Duplicate), "{refused:?}");
-        for g in 0..3 {
-            let id = format!("g{g}");
-            assert_eq!(store.load(&id).await.unwrap().unwrap().version, 2);
-            assert_eq!(store.log_after(&id, 0).await.unwrap().len(), 2);
-            assert!(store.request(&id, "b").await.unwrap().is_none());
-        }
-        assert!(store.request("g0", "c").await.unwrap().is_none());
-        // The connection is usable again: no transaction left open.
-        batch(
-            &mut connection,
-            &[commit("g0", 3, "d"), commit("g1", 3, "d")],
-        )
-        .await
-        .unwrap();
-        assert_eq!(store.load("g1").await.unwrap().unwrap().version, 3);
-    }
-
     // ---- Storage faults -------------------------------------------------
 
-    use faults::Fault;
+    use writer::faults::Fault;
 
     impl SqliteStore {
         /// Plans the faults of the next transactions (None: no fault).
@@ -1731,7 +804,7 @@ mod tests {
         let started = std::time::Instant::now();
         writable_within(&store, true).await;
         assert!(
-            started.elapsed() >= PROBE_INTERVAL * 2,
+            started.elapsed() >= writer::PROBE_INTERVAL * 2,
             "two probes failed first"
         );
         assert!(advance(&store, "g0", 2).await.result.is_ok());
@@ -1767,5 +840,38 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Writes sent while the store closes are each answered: stored (and
+    /// then in the file the close leaves), or refused as not stored; none
+    /// waits for ever, none is left unknown.
+    #[tokio::test]
+    async fn writes_racing_a_close_are_stored_or_refused_as_not_stored() {
+        let (dir, store) = store_with(Durability::Full, "g", 200).await;
+        let writes: Vec<_> = (0..200)
+            .map(|g| {
+                let store = store.clone();
+                tokio::spawn(async move { advance(&store, &format!("g{g}"), 2).await })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        store.close().await;
+        let mut answers = Vec::new();
+        for write in writes {
+            let answered = tokio::time::timeout(Duration::from_secs(10), write)
+                .await
+                .expect("every write is answered")
+                .unwrap();
+            match &answered.result {
+                Ok(()) => {}
+                Err(StoreError::WriteFailed {
+                    applied: Applied::No,
+                    ..
+                }) => {}
+                other => panic!("{}: {other:?}", answered.game_id),
+            }
+            answers.push(answered);
+        }
+        check_promise(&dir.path().join("games.db"), &answers).await;
     }
 }
