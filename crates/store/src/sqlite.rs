@@ -27,12 +27,16 @@ pub enum Durability {
     Normal,
 }
 
+/// How long a connection waits for a lock another one holds (the writer
+/// and a sweep of old request ids take turns) before it fails.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Games in a SQLite file.
 ///
 /// SQLite has one writer at a time, so one thread of its own owns the
 /// writing connection (see [`writer`]). It takes every write waiting in
-/// its queue and applies them in one transaction: one fsync for the group instead of one each (group
-/// commit). If a write of a group is refused (a version conflict), the
+/// its queue and applies them in one transaction: one fsync for the group
+/// instead of one each (group commit). If a write of a group is refused (a version conflict), the
 /// group is rolled back and its writes are applied one by one, so each
 /// caller gets exactly its own result. Reads use other connections.
 ///
@@ -65,7 +69,8 @@ impl SqliteStore {
                 Durability::Normal => SqliteSynchronous::Normal,
             })
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10))
+            .busy_timeout(BUSY_TIMEOUT)
+            // A statement journal stays in memory, not in a file.
             .pragma("temp_store", "memory");
         let mut migrating = SqliteConnection::connect_with(&options).await?;
         sqlx::migrate!("./migrations/sqlite")
@@ -99,7 +104,7 @@ impl SqliteStore {
     pub async fn backup(path: &Path, target: &Path) -> Result<(), StoreError> {
         let options = SqliteConnectOptions::new()
             .filename(path)
-            .busy_timeout(Duration::from_secs(10));
+            .busy_timeout(BUSY_TIMEOUT);
         let mut connection = SqliteConnection::connect_with(&options).await?;
         let target = target.to_str().ok_or_else(|| {
             StoreError::Corrupt(format!("{} is not a UTF-8 path", target.display()))
@@ -399,7 +404,7 @@ mod tests {
         (dir, store)
     }
 
-    fn game(id: &str, version: u64, state: &str) -> GameRecord {
+    pub(super) fn game(id: &str, version: u64, state: &str) -> GameRecord {
         GameRecord {
             game_id: id.into(),
             variant: "standard".into(),
@@ -413,7 +418,7 @@ mod tests {
     }
 
     /// The log entry of the action that produced `version`.
-    fn entry(version: u64) -> LogEntry {
+    pub(super) fn entry(version: u64) -> LogEntry {
         LogEntry {
             version,
             text: format!("action {version}"),
@@ -481,7 +486,7 @@ mod tests {
         assert_eq!(left, [("new-game".to_string(), 2500)]);
     }
 
-    fn request(scope: &str, id: &str) -> RequestRecord {
+    pub(super) fn request(scope: &str, id: &str) -> RequestRecord {
         RequestRecord {
             scope: scope.into(),
             request_id: id.into(),

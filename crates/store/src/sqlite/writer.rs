@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::rows::AnswerColumns;
 use crate::{Applied, GameRecord, LogEntry, RequestRecord, StoreError};
 
-use super::{Durability, unix_seconds};
+use super::{BUSY_TIMEOUT, Durability, unix_seconds};
 
 /// The most writes grouped into one transaction.
 const MAX_GROUP: usize = 64;
@@ -44,10 +44,6 @@ pub(super) const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 /// store calls itself writable (a full disk can still take a small write
 /// into log pages it had already, so a write alone proves too little).
 const MIN_FREE_BYTES: u64 = 1 << 20;
-
-/// How long a write waits for a lock another connection holds (a sweep of
-/// old request ids) before it fails.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the writer is asked to do.
 #[derive(Debug)]
@@ -119,8 +115,8 @@ struct Settings {
 }
 
 impl Settings {
-    /// The writing connection: the store's durability, and no check of the
-    /// log's foreign key to its game. Every write that adds a log row
+    /// A connection of the writer's (or the checkpointer's): the store's
+    /// durability, and no check of the log's foreign key to its game. Every write that adds a log row
     /// first inserts the game or updates it by compare-and-set in the same
     /// transaction, and rolls back if that touched no row, so the game is
     /// always there; checking it cost a lookup of the game for each row.
@@ -195,8 +191,8 @@ pub(super) fn start(path: &Path, durability: Durability) -> Result<Started, Stor
         thread: checkpoints,
     };
     // The writer's thread waits for its queue on a runtime of its own
-    // (tokio's channel, which answers every write still queued if the
-    // writer is gone); it calls SQLite outside it.
+    // (tokio's channel: should the writer be gone, the writes still queued
+    // are dropped, so their callers hear of it); it calls SQLite outside it.
     let waiting = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -766,36 +762,12 @@ pub(super) mod faults {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{entry, game};
     use super::*;
 
-    fn game(id: &str, version: u64, state: &str) -> GameRecord {
-        GameRecord {
-            game_id: id.into(),
-            variant: "standard".into(),
-            variant_version: "1".into(),
-            options: "{}".into(),
-            version,
-            state: state.into(),
-            token_hashes: [vec![1], vec![2]],
-            start_board: None,
-        }
-    }
-
-    fn entry(version: u64) -> LogEntry {
-        LogEntry {
-            version,
-            text: format!("e{version}"),
-        }
-    }
-
+    /// A request id's row, as queued.
     fn request(scope: &str, id: &str) -> Option<RequestRow> {
-        RequestRow::of(Some(&RequestRecord {
-            scope: scope.into(),
-            request_id: id.into(),
-            fingerprint: vec![7],
-            answer: crate::Answer::Version(1),
-        }))
-        .unwrap()
+        RequestRow::of(Some(&super::super::tests::request(scope, id))).unwrap()
     }
 
     fn write(kind: WriteKind) -> Write {
