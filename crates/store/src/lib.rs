@@ -118,7 +118,8 @@ pub struct LogEntry {
 /// A client request id and how to give its answer again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestRecord {
-    /// The game id and seat, or [`NEW_GAME_SCOPE`].
+    /// An action's [`action_scope`] (its game and seat), or
+    /// [`NEW_GAME_SCOPE`].
     pub scope: String,
     pub request_id: String,
     /// A digest of the request, to refuse the same id for another request.
@@ -140,6 +141,15 @@ pub enum Answer {
 
 /// The scope of NewGame's request ids.
 pub const NEW_GAME_SCOPE: &str = "new-game";
+
+/// The scope of an action's request ids: `"{game_id}/{seat}"`, the game
+/// and the seat asking. An id in such a scope, committed with its game's
+/// log entry and answered by that entry's version, may be kept in the log
+/// row itself (SQLite's store does: one row fewer an action); any other
+/// is kept as a row of its own. Either way it is unique in its scope.
+pub fn action_scope(game_id: &str, seat: &str) -> String {
+    format!("{game_id}/{seat}")
+}
 
 /// The setting that names the key the games' seat tokens derive from.
 pub const TOKEN_KEY_FINGERPRINT: &str = "token_key_fingerprint";

@@ -40,6 +40,12 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// group is rolled back and its writes are applied one by one, so each
 /// caller gets exactly its own result. Reads use other connections.
 ///
+/// An action's request id is kept in the action's own row of the log
+/// (migration 0007), so a commit writes two b-trees, the game's snapshot
+/// and its log, not three: the writer knows which ids each game used (see
+/// `writer::UsedIds`), and refuses one used before as `requests`' key
+/// would. `requests` keeps NewGame's ids and those older servers wrote.
+///
 /// If the storage itself fails (a full disk, an I/O error), every write
 /// of the group is answered with [`StoreError::WriteFailed`] and the
 /// writer drops its connection, so no transaction can stay open on it:
@@ -141,8 +147,8 @@ pub(super) fn unix_seconds(time: SystemTime) -> i64 {
         .map_or(0, |d| d.as_secs().min(i64::MAX as u64) as i64)
 }
 
-/// Request ids looked at per transaction of forgetting, so the writer
-/// never waits long.
+/// Rows looked at per transaction of forgetting, so the writer never
+/// waits long.
 const FORGET_BATCH: i64 = 1000;
 
 impl GameStore for SqliteStore {
@@ -167,7 +173,7 @@ impl GameStore for SqliteStore {
         self.write(WriteKind::Create {
             game: game.clone(),
             entry: entry.clone(),
-            request: RequestRow::of(request)?,
+            request: RequestRow::of(request, &game.game_id, entry.version)?,
         })
         .await
     }
@@ -203,7 +209,7 @@ impl GameStore for SqliteStore {
             game: game.clone(),
             expected_version,
             entry: entry.clone(),
-            request: RequestRow::of(request)?,
+            request: RequestRow::of(request, &game.game_id, entry.version)?,
         })
         .await
     }
@@ -224,6 +230,23 @@ impl GameStore for SqliteStore {
         scope: &str,
         request_id: &str,
     ) -> Result<Option<RequestRecord>, StoreError> {
+        // An action's id is in its log row (see `writer::RequestRow`), or
+        // a row of `requests` (written by an older server).
+        if let Some((game_id, rest)) = writer::split_scope(scope) {
+            let row = sqlx::query(
+                "SELECT request_fingerprint AS fingerprint, version, \
+                 NULL AS game_id, NULL AS response FROM game_events \
+                 WHERE game_id = ? AND request_scope = ? AND request_id = ?",
+            )
+            .bind(game_id)
+            .bind(rest)
+            .bind(request_id)
+            .fetch_optional(&self.readers)
+            .await?;
+            if let Some(row) = row {
+                return request_record(&row, scope, request_id).map(Some);
+            }
+        }
         let row = sqlx::query(
             "SELECT fingerprint, version, game_id, response FROM requests \
              WHERE scope = ? AND request_id = ?",
@@ -283,97 +306,121 @@ impl GameStore for SqliteStore {
             .ok_or_else(|| StoreError::Corrupt(format!("setting {name} vanished")))
     }
 
-    /// Walks `requests` in key order to its end, `FORGET_BATCH` keys at
-    /// a time, deleting the old action ids among them. Each batch is a
-    /// small transaction on a connection of its own: the writer waits (busy
+    /// Walks `requests` in key order to its end, then the log, each
+    /// `FORGET_BATCH` keys at a time: deletes the old action ids of
+    /// `requests`, and clears those kept in log rows. Each batch is a small
+    /// transaction on a connection of its own: the writer waits (busy
     /// timeout) for one batch at most.
     ///
-    /// The table has no index by time any more (migration 0005: it would
-    /// cost every action about 70 bytes), so a sweep reads the whole table
-    /// as kept (NewGame's ids, and the action ids still recent) once, by
-    /// design: a sweep is rare, and its reading cheap next to the bytes
-    /// the index would keep for every action.
+    /// Neither has an index by time (it would cost every action about 70
+    /// bytes, migration 0005), so a sweep reads both whole once, by design:
+    /// a sweep is rare (an hour apart by default), and its reading cheap
+    /// next to the bytes the index would keep for every action.
     async fn forget_requests(&self, before: SystemTime) -> Result<u64, StoreError> {
         let mut connection = SqliteConnection::connect_with(&self.options).await?;
         let before = unix_seconds(before);
         let mut forgotten = 0;
-        let mut after = None;
+        let mut after: Option<(String, String)> = None;
         loop {
-            let batch = forget_batch(&mut connection, after.as_ref(), before).await?;
-            forgotten += batch.deleted;
-            match batch.last {
+            let (changed, last) = forget_batch(&mut connection, &REQUESTS, after, before).await?;
+            forgotten += changed;
+            after = match last {
                 // NewGame's ids are kept for good, and sit together in key
                 // order: the walk jumps past them all (no request id sorts
                 // after U+10FFFF, the last character; one that begins with
                 // it would be a NewGame id, kept anyway).
                 Some((scope, _)) if scope == NEW_GAME_SCOPE => {
-                    after = Some((NEW_GAME_SCOPE.to_string(), char::MAX.to_string()));
+                    Some((NEW_GAME_SCOPE.to_string(), char::MAX.to_string()))
                 }
-                Some(last) => after = Some(last),
+                Some(last) => Some(last),
                 None => break,
-            }
+            };
+        }
+        let mut after: Option<(String, i64)> = None;
+        loop {
+            let (changed, last) = forget_batch(&mut connection, &LOG, after, before).await?;
+            forgotten += changed;
+            after = match last {
+                Some(last) => Some(last),
+                None => break,
+            };
         }
         connection.close().await?;
         Ok(forgotten)
     }
 }
 
-/// A key of `requests`: (scope, request id).
-type RequestKey = (String, String);
-
-/// What a batch of forgetting did.
-struct ForgetBatch {
-    /// Request ids deleted.
-    deleted: u64,
-    /// The last key the batch covered (none: it reached the table's end).
-    last: Option<RequestKey>,
+/// A table `forget_requests` walks in key order, and how it forgets the
+/// ids of its rows recorded before a time (the statement's first value).
+struct Walk {
+    table: &'static str,
+    /// The table's key, two columns.
+    key: &'static str,
+    forget: &'static str,
 }
 
+const REQUESTS: Walk = Walk {
+    table: "requests",
+    key: "scope, request_id",
+    forget: "DELETE FROM requests WHERE scope <> 'new-game' AND created_at < ",
+};
+
+const LOG: Walk = Walk {
+    table: "game_events",
+    key: "game_id, version",
+    forget: "UPDATE game_events SET request_scope = NULL, request_id = NULL, \
+             request_fingerprint = NULL, requested_at = NULL WHERE requested_at < ",
+};
+
 /// One batch of `forget_requests`, in a transaction: the next
-/// [`FORGET_BATCH`] keys after `after` (from the first key when none),
-/// of which it deletes the action ids recorded before `before`.
-async fn forget_batch(
+/// [`FORGET_BATCH`] keys of the walk's table after `after` (from the first
+/// key when none), whose ids recorded before `before` it forgets. Returns
+/// how many, and the last key it covered (none: it reached the end).
+async fn forget_batch<B>(
     connection: &mut SqliteConnection,
-    after: Option<&RequestKey>,
+    walk: &Walk,
+    after: Option<(String, B)>,
     before: i64,
-) -> Result<ForgetBatch, StoreError> {
+) -> Result<(u64, Option<(String, B)>), StoreError>
+where
+    B: for<'q> sqlx::Encode<'q, Sqlite> + for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
+    B: Clone + Send + Unpin + 'static,
+{
     // Immediate: the batch takes the write lock before it reads (waiting
     // its turn by the busy timeout); a transaction that read first would
     // fail at once on its first write if the writer had committed since.
     let mut tx = connection.begin_with("BEGIN IMMEDIATE").await?;
-    let mut last = QueryBuilder::<Sqlite>::new("SELECT scope, request_id FROM requests WHERE 1");
-    push_keys_after(&mut last, after);
-    last.push(" ORDER BY scope, request_id LIMIT 1 OFFSET ")
+    let mut last =
+        QueryBuilder::<Sqlite>::new(format!("SELECT {} FROM {} WHERE 1", walk.key, walk.table));
+    push_key_bound(&mut last, walk, ">", after.clone());
+    last.push(format!(" ORDER BY {} LIMIT 1 OFFSET ", walk.key))
         .push_bind(FORGET_BATCH - 1);
-    let last: Option<RequestKey> = last.build_query_as().fetch_optional(&mut *tx).await?;
+    let last: Option<(String, B)> = last.build_query_as().fetch_optional(&mut *tx).await?;
 
-    let mut delete = QueryBuilder::<Sqlite>::new("DELETE FROM requests WHERE created_at < ");
-    delete
-        .push_bind(before)
-        .push(" AND scope <> ")
-        .push_bind(NEW_GAME_SCOPE);
-    push_keys_after(&mut delete, after);
-    if let Some((scope, request_id)) = &last {
-        delete
-            .push(" AND (scope, request_id) <= (")
-            .push_bind(scope)
-            .push(", ")
-            .push_bind(request_id)
-            .push(")");
-    }
-    let deleted = delete.build().execute(&mut *tx).await?.rows_affected();
+    let mut forget = QueryBuilder::<Sqlite>::new(walk.forget);
+    forget.push_bind(before);
+    push_key_bound(&mut forget, walk, ">", after);
+    push_key_bound(&mut forget, walk, "<=", last.clone());
+    let forgotten = forget.build().execute(&mut *tx).await?.rows_affected();
     tx.commit().await?;
-    Ok(ForgetBatch { deleted, last })
+    Ok((forgotten, last))
 }
 
-/// The condition on keys after `after` (none: every key).
-fn push_keys_after(query: &mut QueryBuilder<Sqlite>, after: Option<&RequestKey>) {
-    if let Some((scope, request_id)) = after {
+/// The condition `(key) <op> (bound)`, if there is a bound.
+fn push_key_bound<B>(
+    query: &mut QueryBuilder<Sqlite>,
+    walk: &Walk,
+    op: &str,
+    bound: Option<(String, B)>,
+) where
+    B: for<'q> sqlx::Encode<'q, Sqlite> + sqlx::Type<Sqlite> + Send + 'static,
+{
+    if let Some((first, second)) = bound {
         query
-            .push(" AND (scope, request_id) > (")
-            .push_bind(scope)
+            .push(format!(" AND ({}) {op} (", walk.key))
+            .push_bind(first)
             .push(", ")
-            .push_bind(request_id)
+            .push_bind(second)
             .push(")");
     }
 }
@@ -423,6 +470,154 @@ mod tests {
             version,
             text: format!("action {version}"),
         }
+    }
+
+    /// An action id in its game's scope, answered by its own entry's
+    /// version, lands in that log row and nowhere else; any other id (a
+    /// scope naming another game, an answer of another version, NewGame's)
+    /// is a row of `requests`. Both read back, and both count as used.
+    #[tokio::test]
+    async fn an_action_s_id_is_kept_in_its_log_row_and_others_in_requests() {
+        let (dir, store) = store_with(Durability::Full, "g", 2).await;
+        let logged = RequestRecord {
+            scope: crate::action_scope("g0", "white"),
+            request_id: "r1".into(),
+            fingerprint: vec![5; 16],
+            answer: Answer::Version(2),
+        };
+        let elsewhere = RequestRecord {
+            scope: crate::action_scope("g9", "white"),
+            ..logged.clone()
+        };
+        let other_answer = RequestRecord {
+            request_id: "r2".into(),
+            answer: Answer::Version(7),
+            ..logged.clone()
+        };
+        store
+            .commit(&game("g0", 2, "b"), 1, &entry(2), Some(&logged))
+            .await
+            .unwrap();
+        store
+            .commit(&game("g1", 2, "b"), 1, &entry(2), Some(&elsewhere))
+            .await
+            .unwrap();
+        store
+            .commit(&game("g0", 3, "c"), 2, &entry(3), Some(&other_answer))
+            .await
+            .unwrap();
+        let mut connection = SqliteConnection::connect_with(
+            &SqliteConnectOptions::new().filename(dir.path().join("games.db")),
+        )
+        .await
+        .unwrap();
+        let in_requests: Vec<(String, String)> =
+            sqlx::query_as("SELECT scope, request_id FROM requests ORDER BY scope, request_id")
+                .fetch_all(&mut connection)
+                .await
+                .unwrap();
+        assert_eq!(
+            in_requests,
+            [
+                ("g0/white".to_string(), "r2".to_string()),
+                ("g9/white".to_string(), "r1".to_string())
+            ]
+        );
+        let in_log: Vec<(String, i64, String, String, Vec<u8>)> = sqlx::query_as(
+            "SELECT game_id, version, request_scope, request_id, request_fingerprint \
+             FROM game_events WHERE request_id IS NOT NULL",
+        )
+        .fetch_all(&mut connection)
+        .await
+        .unwrap();
+        assert_eq!(
+            in_log,
+            [("g0".into(), 2, "white".into(), "r1".into(), vec![5; 16])]
+        );
+        for request in [&logged, &elsewhere, &other_answer] {
+            assert_eq!(
+                store
+                    .request(&request.scope, &request.request_id)
+                    .await
+                    .unwrap()
+                    .as_ref(),
+                Some(request)
+            );
+        }
+        // Used, wherever each is kept. g0/white's r2 is in the table: a
+        // commit that would log it in g0 finds it there. g0/white's r1 is
+        // in g0's log: a commit of g1 that would put it in the table (its
+        // scope names another game) finds it there.
+        let in_the_table = RequestRecord {
+            answer: Answer::Version(4),
+            ..other_answer.clone()
+        };
+        let refused = store
+            .commit(&game("g0", 4, "d"), 3, &entry(4), Some(&in_the_table))
+            .await;
+        assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
+        let in_the_log = RequestRecord {
+            answer: Answer::Version(3),
+            ..logged.clone()
+        };
+        let refused = store
+            .commit(&game("g1", 3, "d"), 2, &entry(3), Some(&in_the_log))
+            .await;
+        assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
+        assert_eq!(store.version("g0").await.unwrap(), Some(3));
+        assert_eq!(store.version("g1").await.unwrap(), Some(2));
+        connection.close().await.unwrap();
+    }
+
+    /// A database where an older server kept action ids as rows of
+    /// `requests` (in the scope shape the server uses today): once opened
+    /// by this store, those ids still answer their retries and still count
+    /// as used, and new ids of the same scope land in the log.
+    #[tokio::test]
+    async fn action_ids_an_older_server_kept_in_requests_still_count_as_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.db");
+        let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
+        store
+            .create(&game("g0", 1, "a"), &entry(1), None)
+            .await
+            .unwrap();
+        store.close().await;
+        let mut connection =
+            SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path))
+                .await
+                .unwrap();
+        sqlx::query(
+            "INSERT INTO requests (scope, request_id, fingerprint, version, created_at) \
+             VALUES ('g0/white', 'old', x'05', 1, 0)",
+        )
+        .execute(&mut connection)
+        .await
+        .unwrap();
+        let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
+        let old = store.request("g0/white", "old").await.unwrap().unwrap();
+        assert_eq!(old.answer, Answer::Version(1));
+        let action = |id: &str| RequestRecord {
+            scope: "g0/white".into(),
+            request_id: id.into(),
+            fingerprint: vec![5],
+            answer: Answer::Version(2),
+        };
+        let refused = store
+            .commit(&game("g0", 2, "b"), 1, &entry(2), Some(&action("old")))
+            .await;
+        assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
+        store
+            .commit(&game("g0", 2, "b"), 1, &entry(2), Some(&action("new")))
+            .await
+            .unwrap();
+        let logged: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM game_events WHERE request_id = 'new'")
+                .fetch_one(&mut connection)
+                .await
+                .unwrap();
+        assert_eq!(logged, 1);
+        connection.close().await.unwrap();
     }
 
     /// The writer never checkpoints below its safety net: a database file

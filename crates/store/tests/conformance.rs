@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bg_store::{
     Answer, Applied, Change, Durability, GameRecord, GameStore, LogEntry, NEW_GAME_SCOPE, PgStore,
-    RequestRecord, SqliteStore, StoreError,
+    RequestRecord, SqliteStore, StoreError, action_scope,
 };
 use bg_tests::postgres::PgCluster;
 use sqlx::Connection;
@@ -564,6 +564,171 @@ async fn a_request_id_is_recorded_once_with_its_answer<B: Backend>(place: &B) {
         .unwrap();
     assert_eq!(store.request("g2", "r1").await.unwrap(), Some(elsewhere));
     assert!(store.request("g3", "r1").await.unwrap().is_none());
+}
+
+/// An action's request id as the server records it: in the scope of its
+/// game and seat, answered by the version its action produced (SQLite
+/// keeps such ids in the action's log row, PostgreSQL in `requests`).
+fn action_request(game_id: &str, seat: &str, id: &str, version: u64) -> RequestRecord {
+    RequestRecord {
+        scope: action_scope(game_id, seat),
+        request_id: id.into(),
+        fingerprint: vec![3; 16],
+        answer: Answer::Version(version),
+    }
+}
+
+/// Commits `game_id`'s next version (from `version - 1`) with the action
+/// id `id` of `seat`.
+async fn act<S: GameStore>(
+    store: &S,
+    game_id: &str,
+    seat: &str,
+    id: &str,
+    version: u64,
+) -> Result<(), StoreError> {
+    store
+        .commit(
+            &game(game_id, version, &format!("s{version}")),
+            version - 1,
+            &entry(version),
+            Some(&action_request(game_id, seat, id, version)),
+        )
+        .await
+}
+
+/// An action's request id in its game's scope is used once in that scope:
+/// read back with its answer, refused again (the whole commit: nothing
+/// stored) in the same game and seat, also by a store opened again later
+/// (a restarted server) and among concurrent commits of other games, and
+/// free in the other seat's scope and in other games.
+async fn an_action_id_in_its_game_s_scope_is_used_once_even_after_a_restart<B: Backend>(place: &B) {
+    let store = place.open().await;
+    for g in ["g1", "g2"] {
+        store
+            .create(&game(g, 1, "s1"), &entry(1), None)
+            .await
+            .unwrap();
+    }
+    act(&store, "g1", "white", "r1", 2).await.unwrap();
+    assert_eq!(
+        store
+            .request(&action_scope("g1", "white"), "r1")
+            .await
+            .unwrap(),
+        Some(action_request("g1", "white", "r1", 2))
+    );
+    let refused = act(&store, "g1", "white", "r1", 3).await;
+    assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
+    assert_eq!(store.version("g1").await.unwrap(), Some(2));
+    assert!(store.log_after("g1", 2).await.unwrap().is_empty());
+    act(&store, "g1", "black", "r1", 3).await.unwrap();
+    act(&store, "g2", "white", "r1", 2).await.unwrap();
+    assert!(
+        store
+            .request(&action_scope("g3", "white"), "r1")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    store.close().await;
+
+    let store = place.open().await;
+    for (g, seat, version) in [("g1", "white", 2), ("g1", "black", 3), ("g2", "white", 2)] {
+        assert_eq!(
+            store.request(&action_scope(g, seat), "r1").await.unwrap(),
+            Some(action_request(g, seat, "r1", version)),
+            "{g} {seat}"
+        );
+    }
+    // After the restart, concurrent commits of many games (grouped by
+    // SQLite's writer), one of them reusing g1's id: only it is refused.
+    let others: Vec<String> = (0..16).map(|n| format!("h{n}")).collect();
+    for g in &others {
+        store
+            .create(&game(g, 1, "s1"), &entry(1), None)
+            .await
+            .unwrap();
+    }
+    let mut commits = tokio::task::JoinSet::new();
+    for g in others.iter().cloned().chain(["g1".to_string()]) {
+        let store = store.clone();
+        commits.spawn(async move {
+            let version = if g == "g1" { 4 } else { 2 };
+            (g.clone(), act(&store, &g, "white", "r1", version).await)
+        });
+    }
+    while let Some(done) = commits.join_next().await {
+        match done.unwrap() {
+            (g, reused) if g == "g1" => {
+                assert!(matches!(reused, Err(StoreError::Duplicate)), "{reused:?}")
+            }
+            (g, result) => assert!(result.is_ok(), "{g}: {result:?}"),
+        }
+    }
+    assert_eq!(store.version("g1").await.unwrap(), Some(3));
+    assert!(store.log_after("g1", 3).await.unwrap().is_empty());
+    act(&store, "g1", "white", "r2", 4).await.unwrap();
+    assert_eq!(
+        store.log_after("g1", 0).await.unwrap(),
+        (1..=4).map(entry).collect::<Vec<_>>()
+    );
+}
+
+/// Action ids in their games' scopes are forgotten once older than the
+/// time given, across batches (more than one game's log, more than 1000
+/// rows), and are then free for another action; the log itself, NewGame's
+/// ids and ids recorded after the sweep stay.
+async fn action_ids_in_their_games_scopes_are_forgotten_in_time_and_then_free<B: Backend>(
+    place: &B,
+) {
+    const MOVES: u64 = 600;
+    let store = place.open().await;
+    for g in ["g0", "g1"] {
+        store
+            .create(
+                &game(g, 1, "s1"),
+                &entry(1),
+                Some(&request(NEW_GAME_SCOPE, g)),
+            )
+            .await
+            .unwrap();
+        for version in 2..MOVES + 2 {
+            act(&store, g, "white", &format!("r{version}"), version)
+                .await
+                .unwrap();
+        }
+    }
+    let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    assert_eq!(store.forget_requests(an_hour_ago).await.unwrap(), 0);
+    let scope = action_scope("g0", "white");
+    assert!(store.request(&scope, "r2").await.unwrap().is_some());
+    let refused = act(&store, "g0", "white", "r2", MOVES + 2).await;
+    assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
+
+    let soon = SystemTime::now() + Duration::from_secs(2);
+    assert_eq!(store.forget_requests(soon).await.unwrap(), 2 * MOVES);
+    for id in ["r2", "r3", &format!("r{}", MOVES + 1)] {
+        assert!(store.request(&scope, id).await.unwrap().is_none(), "{id}");
+    }
+    assert_eq!(
+        store.request(NEW_GAME_SCOPE, "g1").await.unwrap(),
+        Some(request(NEW_GAME_SCOPE, "g1")),
+        "NewGame's ids are kept"
+    );
+    // A forgotten id is free again, and then answered by its new action.
+    act(&store, "g0", "white", "r2", MOVES + 2).await.unwrap();
+    assert_eq!(
+        store.request(&scope, "r2").await.unwrap(),
+        Some(action_request("g0", "white", "r2", MOVES + 2))
+    );
+    assert_eq!(
+        store.log_after("g0", 0).await.unwrap(),
+        (1..=MOVES + 2).map(entry).collect::<Vec<_>>()
+    );
+    assert_eq!(store.forget_requests(an_hour_ago).await.unwrap(), 0);
+    let refused = act(&store, "g0", "white", "r2", MOVES + 3).await;
+    assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
 }
 
 /// NewGame's request id is stored with the game it created, in its own
@@ -1475,6 +1640,8 @@ conformance! {
     a_commit_applies_only_on_the_expected_version,
     log_entries_come_back_in_order_after_any_version,
     a_request_id_is_recorded_once_with_its_answer,
+    an_action_id_in_its_game_s_scope_is_used_once_even_after_a_restart,
+    action_ids_in_their_games_scopes_are_forgotten_in_time_and_then_free,
     a_new_game_s_request_id_is_recorded_with_the_game,
     a_game_id_is_stored_only_once,
     old_request_ids_are_forgotten_and_recent_ones_kept,
@@ -2285,47 +2452,52 @@ mod postgres_shared {
 mod schema {
     use super::*;
 
-    /// The SQL SQLite keeps for the table and indexes of `requests`.
-    async fn sqlite_schema(place: &Sqlite) -> Vec<(String, String)> {
+    /// The SQL SQLite keeps for the table and indexes of `table`.
+    async fn sqlite_schema(place: &Sqlite, table: &str) -> Vec<(String, String)> {
         let mut connection = sqlx::SqliteConnection::connect_with(
             &sqlx::sqlite::SqliteConnectOptions::new().filename(place.path()),
         )
         .await
         .unwrap();
-        let schema = sqlx::query_as(
-            "SELECT type, coalesce(sql, '') FROM sqlite_master WHERE tbl_name = 'requests'",
-        )
-        .fetch_all(&mut connection)
-        .await
-        .unwrap();
+        let schema =
+            sqlx::query_as("SELECT type, coalesce(sql, '') FROM sqlite_master WHERE tbl_name = ?")
+                .bind(table)
+                .fetch_all(&mut connection)
+                .await
+                .unwrap();
         connection.close().await.unwrap();
         schema
     }
 
-    /// SQLite keeps request ids in their key's b-tree alone (WITHOUT
-    /// ROWID) and no index beside it, in a new database and in one made by
-    /// the old migrations alike.
+    /// SQLite keeps request ids (in `requests`, and in the log rows of
+    /// their actions) in their key's b-tree alone (WITHOUT ROWID) and no
+    /// index beside it, in a new database and in one made by the old
+    /// migrations alike.
     #[tokio::test(flavor = "multi_thread")]
     async fn sqlite_keeps_request_ids_without_rowid_and_without_a_time_index() {
         for upgraded in [false, true] {
             let place = Sqlite::fresh("schema").await.unwrap();
             if upgraded {
                 place.migrate_old().await;
-                let old = sqlite_schema(&place).await;
+                let old = sqlite_schema(&place, "requests").await;
                 assert!(
                     old.iter().any(|(_, sql)| sql.contains("requests_by_time")),
                     "the old schema has the time index: {old:?}"
                 );
             }
             place.open().await.close().await;
-            let schema = sqlite_schema(&place).await;
-            assert_eq!(schema.len(), 1, "upgraded: {upgraded}: {schema:?}");
-            let (kind, sql) = &schema[0];
-            assert_eq!(kind, "table");
-            assert!(
-                sql.to_uppercase().ends_with("WITHOUT ROWID"),
-                "upgraded: {upgraded}: {sql}"
-            );
+            for table in ["requests", "game_events"] {
+                let schema = sqlite_schema(&place, table).await;
+                assert_eq!(schema.len(), 1, "upgraded: {upgraded}: {schema:?}");
+                let (kind, sql) = &schema[0];
+                assert_eq!(kind, "table");
+                assert!(
+                    sql.to_uppercase().ends_with("WITHOUT ROWID"),
+                    "upgraded: {upgraded}: {sql}"
+                );
+            }
+            let log = sqlite_schema(&place, "game_events").await;
+            assert!(log[0].1.contains("request_id TEXT"), "{log:?}");
         }
     }
 

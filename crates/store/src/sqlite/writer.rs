@@ -19,7 +19,7 @@ use rusqlite::{Connection, ffi, params};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::rows::AnswerColumns;
-use crate::{Applied, GameRecord, LogEntry, RequestRecord, StoreError};
+use crate::{Answer, Applied, GameRecord, LogEntry, RequestRecord, StoreError};
 
 use super::{BUSY_TIMEOUT, Durability, unix_seconds};
 
@@ -75,36 +75,196 @@ pub(super) enum WriteKind {
     },
 }
 
-/// A request id to record, as its row of `requests`: made when the write
-/// is queued, so that an answer that cannot be stored is refused to its
-/// caller alone and the writer only binds values.
+/// A request id to record, as its columns: made when the write is queued,
+/// so that an answer that cannot be stored is refused to its caller alone
+/// and the writer only binds values.
 #[derive(Debug)]
 pub(super) struct RequestRow {
     scope: String,
     request_id: String,
     fingerprint: Vec<u8>,
+    /// The rest of the scope after "<game id>/" (the seat) when the id is
+    /// kept in its action's log row: an action's id in a scope of the game
+    /// it is committed with, answered by the version of that log entry.
+    /// Otherwise (NewGame's ids, any other) it is a row of `requests`.
+    logged: Option<String>,
     version: Option<i64>,
     game_id: Option<String>,
     response: Option<Vec<u8>>,
 }
 
 impl RequestRow {
-    fn new(request: &RequestRecord) -> Result<RequestRow, StoreError> {
+    fn new(request: &RequestRecord, game_id: &str, version: u64) -> Result<RequestRow, StoreError> {
         let answer = AnswerColumns::of(&request.answer)?;
+        let logged = split_scope(&request.scope)
+            .filter(|(game, _)| *game == game_id)
+            .filter(|_| request.answer == Answer::Version(version))
+            .map(|(_, rest)| rest.to_string());
         Ok(RequestRow {
             scope: request.scope.clone(),
             request_id: request.request_id.clone(),
             fingerprint: request.fingerprint.clone(),
+            logged,
             version: answer.version,
             game_id: answer.game_id.map(str::to_string),
             response: answer.response.map(<[u8]>::to_vec),
         })
     }
 
-    /// The row of a request id, if there is one.
-    pub fn of(request: Option<&RequestRecord>) -> Result<Option<RequestRow>, StoreError> {
-        request.map(RequestRow::new).transpose()
+    /// The columns of a request id, if there is one, recorded with the log
+    /// entry of `version` of `game_id`.
+    pub fn of(
+        request: Option<&RequestRecord>,
+        game_id: &str,
+        version: u64,
+    ) -> Result<Option<RequestRow>, StoreError> {
+        request
+            .map(|request| RequestRow::new(request, game_id, version))
+            .transpose()
     }
+}
+
+/// An action scope's game id and the rest (see [`crate::action_scope`]).
+/// A game id holding a '/' never matches: its scopes cannot say where it
+/// ends, so their ids are kept in `requests`.
+pub(super) fn split_scope(scope: &str) -> Option<(&str, &str)> {
+    scope.split_once('/')
+}
+
+/// The most games whose logged request ids the writer keeps digests of.
+const KNOWN_GAMES: usize = 4096;
+
+/// Which request ids are used, for the writer to refuse one used before
+/// without a lookup for every commit: the ids of each game's log as 64-bit
+/// digests, for the games written lately. A digest found is only a hint
+/// (two ids may share one, and an id forgotten since leaves its digest):
+/// the game's log is then read for the id itself. Never misses an id: a
+/// game's digests are read from its whole log the first time it is
+/// written, and every id logged since is added.
+#[derive(Debug, Default)]
+struct UsedIds {
+    games: std::collections::HashMap<String, std::collections::HashSet<u64>>,
+    /// Whether `requests` may hold action ids (of older servers, or in
+    /// scopes that name no game): each action id is looked for there too.
+    in_table: bool,
+}
+
+impl UsedIds {
+    /// Reads whether `requests` holds action ids (anything but NewGame's).
+    fn open(connection: &Connection) -> rusqlite::Result<UsedIds> {
+        // Two range reads of the key, where `scope <> ?` would read all.
+        let any = |sql: &str| -> rusqlite::Result<bool> {
+            connection.prepare(sql)?.exists([crate::NEW_GAME_SCOPE])
+        };
+        let in_table = any("SELECT 1 FROM requests WHERE scope < ? LIMIT 1")?
+            || any("SELECT 1 FROM requests WHERE scope > ? LIMIT 1")?;
+        Ok(UsedIds {
+            games: Default::default(),
+            in_table,
+        })
+    }
+
+    /// Whether the id of `request`, to be logged in `game_id`, is used.
+    fn used(
+        &mut self,
+        connection: &Connection,
+        game_id: &str,
+        rest: &str,
+        request: &RequestRow,
+    ) -> Result<bool, Stop> {
+        if self.in_table && in_requests(connection, request)? {
+            return Ok(true);
+        }
+        let digest = digest(rest, &request.request_id);
+        let maybe = match self.games.get(game_id) {
+            Some(known) => known.contains(&digest),
+            None => {
+                let known = logged_digests(connection, game_id)?;
+                let maybe = known.contains(&digest);
+                self.know(game_id, known);
+                maybe
+            }
+        };
+        Ok(maybe && in_log(connection, game_id, rest, &request.request_id)?)
+    }
+
+    /// An id logged in `game_id` (after [`used`](Self::used) said no).
+    fn logged(&mut self, game_id: &str, rest: &str, request_id: &str) {
+        if let Some(known) = self.games.get_mut(game_id) {
+            known.insert(digest(rest, request_id));
+        }
+    }
+
+    /// A game just created: no id is logged in it yet.
+    fn created(&mut self, game_id: &str) {
+        if !self.games.contains_key(game_id) {
+            self.know(game_id, Default::default());
+        }
+    }
+
+    fn know(&mut self, game_id: &str, known: std::collections::HashSet<u64>) {
+        if self.games.len() >= KNOWN_GAMES {
+            // Any game will do: it is read again when next written.
+            if let Some(other) = self.games.keys().next().cloned() {
+                self.games.remove(&other);
+            }
+        }
+        self.games.insert(game_id.to_string(), known);
+    }
+}
+
+/// The digest of a logged request id (SipHash with fixed keys: the same
+/// in every process, though only this one's memory holds them).
+fn digest(rest: &str, request_id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (rest, request_id).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The digests of the ids in a game's log.
+fn logged_digests(
+    connection: &Connection,
+    game_id: &str,
+) -> rusqlite::Result<std::collections::HashSet<u64>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT request_scope, request_id FROM game_events \
+         WHERE game_id = ? AND request_id IS NOT NULL",
+    )?;
+    let mut rows = statement.query([game_id])?;
+    let mut known = std::collections::HashSet::new();
+    while let Some(row) = rows.next()? {
+        // A value of another type (a damaged row) reads as no id: the
+        // exact lookup in `in_log` would not find it either.
+        let rest: Option<String> = row.get(0).ok();
+        let request_id: Option<String> = row.get(1).ok();
+        if let (Some(rest), Some(request_id)) = (rest, request_id) {
+            known.insert(digest(&rest, &request_id));
+        }
+    }
+    Ok(known)
+}
+
+/// Whether a game's log holds a request id.
+fn in_log(
+    connection: &Connection,
+    game_id: &str,
+    rest: &str,
+    request_id: &str,
+) -> rusqlite::Result<bool> {
+    connection
+        .prepare_cached(
+            "SELECT 1 FROM game_events \
+             WHERE game_id = ? AND request_scope = ? AND request_id = ?",
+        )?
+        .exists([game_id, rest, request_id])
+}
+
+/// Whether `requests` holds a request id.
+fn in_requests(connection: &Connection, request: &RequestRow) -> rusqlite::Result<bool> {
+    connection
+        .prepare_cached("SELECT 1 FROM requests WHERE scope = ? AND request_id = ?")?
+        .exists([&request.scope, &request.request_id])
 }
 
 /// How the writing connection is opened (again, after a failure).
@@ -160,6 +320,7 @@ pub(super) fn start(path: &Path, durability: Durability) -> Result<Started, Stor
         applied: Applied::No,
     };
     let connection = settings.connect().map_err(failed)?;
+    let ids = UsedIds::open(&connection).map_err(failed)?;
     let checkpointer = settings.connect().map_err(failed)?;
     let (jobs, queue) = mpsc::channel(QUEUE);
     let (writable_tx, writable) = watch::channel(true);
@@ -173,6 +334,7 @@ pub(super) fn start(path: &Path, durability: Durability) -> Result<Started, Stor
             .to_path_buf(),
         settings,
         connection: Some(connection),
+        ids,
         writable: writable_tx,
         #[cfg(test)]
         faults: faults.clone(),
@@ -354,6 +516,7 @@ struct Writer {
     /// The database's folder, whose file system must have room again.
     folder: PathBuf,
     connection: Option<Connection>,
+    ids: UsedIds,
     writable: watch::Sender<bool>,
     #[cfg(test)]
     faults: std::sync::Arc<faults::Faults>,
@@ -400,6 +563,20 @@ impl Writer {
     /// open), so a failed COMMIT or ROLLBACK can never leave a transaction
     /// open under the next group.
     fn transaction(&mut self, group: &[Write]) -> Result<(), Failure> {
+        let mut ids = std::mem::take(&mut self.ids);
+        let result = self.transaction_with(&mut ids, group);
+        if result.is_ok() {
+            for write in group {
+                if let WriteKind::Create { game, .. } = &write.kind {
+                    ids.created(&game.game_id);
+                }
+            }
+        }
+        self.ids = ids;
+        result
+    }
+
+    fn transaction_with(&mut self, ids: &mut UsedIds, group: &[Write]) -> Result<(), Failure> {
         #[cfg(test)]
         let fault = self.faults.next();
         #[cfg(not(test))]
@@ -415,7 +592,7 @@ impl Writer {
         if fault == Some(faults::Fault::BeforeBegin) {
             return Err(self.broken("injected: before BEGIN", Applied::No));
         }
-        match statements(connection, group) {
+        match statements(connection, ids, group) {
             Ok(()) => {}
             Err(Stop::Refused(e)) => {
                 return match connection.execute_batch("ROLLBACK") {
@@ -603,9 +780,9 @@ fn checkpoint_loop(connection: Connection, commits: std::sync::mpsc::Receiver<()
 /// Every statement is compiled once and kept (the connection's cache), and
 /// says `OR FAIL`: a refusal rolls the whole transaction back anyway, so
 /// SQLite need not keep a statement journal to undo one statement alone.
-fn statements(connection: &Connection, group: &[Write]) -> Result<(), Stop> {
+fn statements(connection: &Connection, ids: &mut UsedIds, group: &[Write]) -> Result<(), Stop> {
     connection.execute_batch("BEGIN IMMEDIATE")?;
-    let now = unix_seconds(SystemTime::now());
+    let now = SystemTime::now();
     for write in group {
         let (game, entry, request) = match &write.kind {
             WriteKind::Create {
@@ -626,9 +803,24 @@ fn statements(connection: &Connection, group: &[Write]) -> Result<(), Stop> {
                 (game, entry, request)
             }
         };
-        insert_log_entry(connection, &game.game_id, entry)?;
-        if let Some(request) = request {
-            insert_request(connection, request, now)?;
+        let game_id = game.game_id.as_str();
+        let logged = request
+            .as_ref()
+            .and_then(|request| Some((request, request.logged.as_deref()?)));
+        match logged {
+            Some((request, rest)) => {
+                if ids.used(connection, game_id, rest, request)? {
+                    return Err(Stop::Refused(StoreError::Duplicate));
+                }
+                insert_log_entry(connection, game_id, entry, Some((rest, request, now)))?;
+                ids.logged(game_id, rest, &request.request_id);
+            }
+            None => {
+                insert_log_entry(connection, game_id, entry, None)?;
+                if let Some(request) = request {
+                    insert_request(connection, ids, request, now)?;
+                }
+            }
         }
     }
     Ok(())
@@ -683,18 +875,57 @@ fn update_game(connection: &Connection, game: &GameRecord, expected: u64) -> Res
 }
 
 /// The action's row of the event log: the version it made and the
-/// server's text for it, kept as it is.
-fn insert_log_entry(connection: &Connection, game_id: &str, entry: &LogEntry) -> Result<(), Stop> {
+/// server's text for it, kept as it is, and its request id when the log
+/// keeps it (the rest of its scope, recorded `now`).
+fn insert_log_entry(
+    connection: &Connection,
+    game_id: &str,
+    entry: &LogEntry,
+    request: Option<(&str, &RequestRow, SystemTime)>,
+) -> Result<(), Stop> {
+    let (rest, request_id, fingerprint, at) = match request {
+        Some((rest, request, now)) => (
+            Some(rest),
+            Some(request.request_id.as_str()),
+            Some(request.fingerprint.as_slice()),
+            Some(unix_seconds(now)),
+        ),
+        None => (None, None, None, None),
+    };
     connection
         .prepare_cached(
-            "INSERT OR FAIL INTO game_events (game_id, version, events) VALUES (?, ?, ?)",
+            "INSERT OR FAIL INTO game_events (game_id, version, events, \
+             request_scope, request_id, request_fingerprint, requested_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
         )?
-        .execute(params![game_id, entry.version as i64, entry.text])?;
+        .execute(params![
+            game_id,
+            entry.version as i64,
+            entry.text,
+            rest,
+            request_id,
+            fingerprint,
+            at
+        ])?;
     Ok(())
 }
 
-/// A request id, stamped `now` (for forgetting it later).
-fn insert_request(connection: &Connection, request: &RequestRow, now: i64) -> Result<(), Stop> {
+/// A request id as a row of `requests`, stamped `now` (for forgetting it
+/// later). An action id there must not be in its game's log either.
+fn insert_request(
+    connection: &Connection,
+    ids: &mut UsedIds,
+    request: &RequestRow,
+    now: SystemTime,
+) -> Result<(), Stop> {
+    if request.scope != crate::NEW_GAME_SCOPE {
+        if let Some((game_id, rest)) = split_scope(&request.scope)
+            && in_log(connection, game_id, rest, &request.request_id)?
+        {
+            return Err(Stop::Refused(StoreError::Duplicate));
+        }
+        ids.in_table = true;
+    }
     connection
         .prepare_cached(
             "INSERT OR FAIL INTO requests (scope, request_id, fingerprint, version, game_id, \
@@ -707,7 +938,7 @@ fn insert_request(connection: &Connection, request: &RequestRow, now: i64) -> Re
             request.version,
             request.game_id,
             request.response,
-            now,
+            unix_seconds(now),
         ])?;
     Ok(())
 }
@@ -767,7 +998,7 @@ mod tests {
 
     /// A request id's row, as queued.
     fn request(scope: &str, id: &str) -> Option<RequestRow> {
-        RequestRow::of(Some(&super::super::tests::request(scope, id))).unwrap()
+        RequestRow::of(Some(&super::super::tests::request(scope, id)), "", 0).unwrap()
     }
 
     fn write(kind: WriteKind) -> Write {
@@ -789,7 +1020,7 @@ mod tests {
     /// The group's statements, committed when they succeed and rolled
     /// back when one is refused.
     fn group(connection: &Connection, group: &[Write]) -> Result<(), StoreError> {
-        match statements(connection, group) {
+        match statements(connection, &mut UsedIds::default(), group) {
             Ok(()) => {
                 connection.execute_batch("COMMIT").unwrap();
                 Ok(())
