@@ -131,8 +131,10 @@ pub(super) fn split_scope(scope: &str) -> Option<(&str, &str)> {
     scope.split_once('/')
 }
 
-/// The most games whose logged request ids the writer keeps digests of.
-const KNOWN_GAMES: usize = 4096;
+/// The most games whose logged request ids the writer keeps digests of
+/// (8 bytes an id: about 1 MiB for a thousand games of 100 actions). A
+/// game left out is read again, its log's ids once, when next written.
+const KNOWN_GAMES: usize = 16_384;
 
 /// Which request ids are used, for the writer to refuse one used before
 /// without a lookup for every commit: the ids of each game's log as 64-bit
