@@ -407,9 +407,9 @@ async fn evict_idle_games<S: bg_store::GameStore>(games: Arc<games::Games<S>>, i
     }
 }
 
-/// Forgets request ids older than `retention`: the request log stays
-/// bounded, and a retry that late is judged afresh (its stale version
-/// still keeps it from being applied twice).
+/// Forgets request ids older than `retention`: a retry that late is
+/// judged afresh (its stale version still keeps it from being applied
+/// twice), and the id may name another action.
 async fn forget_old_requests<S: bg_store::GameStore>(store: S, retention: Duration) {
     let Some(before) = std::time::SystemTime::now().checked_sub(retention) else {
         return;

@@ -244,6 +244,13 @@ impl GameStore for SqliteStore {
             .fetch_optional(&self.readers)
             .await?;
             if let Some(row) = row {
+                // The column may be NULL (a damaged row), which would
+                // read as no bytes.
+                let what = format!("request {request_id:?} of {scope}");
+                let fingerprint: Option<Vec<u8>> = column(&row, "fingerprint", &what)?;
+                if fingerprint.is_none() {
+                    return Err(StoreError::Corrupt(format!("{what}: no fingerprint")));
+                }
                 return request_record(&row, scope, request_id).map(Some);
             }
         }
@@ -566,6 +573,51 @@ mod tests {
         assert!(matches!(refused, Err(StoreError::Duplicate)), "{refused:?}");
         assert_eq!(store.version("g0").await.unwrap(), Some(3));
         assert_eq!(store.version("g1").await.unwrap(), Some(2));
+        connection.close().await.unwrap();
+    }
+
+    /// A log row whose request id does not read back (its fingerprint
+    /// gone, its version no version) fails that id's lookup with Corrupt,
+    /// naming it; the game's other ids read as before.
+    #[tokio::test]
+    async fn a_damaged_request_id_in_a_log_row_is_corrupt_for_that_id_only() {
+        let (dir, store) = store_with(Durability::Full, "g", 1).await;
+        for (version, id) in [(2, "bad"), (3, "good")] {
+            let request = RequestRecord {
+                scope: "g0/white".into(),
+                request_id: id.into(),
+                fingerprint: vec![5; 16],
+                answer: Answer::Version(version),
+            };
+            store
+                .commit(
+                    &game("g0", version, "b"),
+                    version - 1,
+                    &entry(version),
+                    Some(&request),
+                )
+                .await
+                .unwrap();
+        }
+        let mut connection = SqliteConnection::connect_with(
+            &SqliteConnectOptions::new().filename(dir.path().join("games.db")),
+        )
+        .await
+        .unwrap();
+        for damage in [
+            "UPDATE game_events SET request_fingerprint = NULL WHERE request_id = 'bad'",
+            "UPDATE game_events SET request_fingerprint = 12 WHERE request_id = 'bad'",
+        ] {
+            sqlx::query(damage).execute(&mut connection).await.unwrap();
+            match store.request("g0/white", "bad").await {
+                Err(StoreError::Corrupt(message)) => {
+                    assert!(message.contains("\"bad\""), "{damage}: {message}")
+                }
+                read => panic!("{damage}: {read:?}"),
+            }
+            let good = store.request("g0/white", "good").await.unwrap().unwrap();
+            assert_eq!(good.answer, Answer::Version(3));
+        }
         connection.close().await.unwrap();
     }
 
@@ -910,6 +962,41 @@ mod tests {
         assert!(answers.last().unwrap().result.is_ok());
         drop(store);
         check_promise(&path, &answers).await;
+    }
+
+    /// A writer whose thread panics (a bug) answers the write it held as
+    /// of unknown outcome and every later one as not stored, and the store
+    /// says it is unwritable: nothing waits for ever, nothing looks well.
+    /// What was committed before stays on the file.
+    #[tokio::test]
+    async fn a_writer_that_panics_answers_every_write_and_reports_unwritable() {
+        let (dir, store) = store_with(Durability::Full, "g", 2).await;
+        store.plan(&[Some(Fault::Panic)]);
+        let held = within_seconds(10, advance(&store, "g0", 2)).await;
+        match &held.result {
+            Err(StoreError::WriteFailed { applied, .. }) => assert_eq!(*applied, Applied::Unknown),
+            other => panic!("{other:?}"),
+        }
+        writable_within(&store, false).await;
+        let later = within_seconds(10, advance(&store, "g1", 2)).await;
+        match &later.result {
+            Err(StoreError::WriteFailed { applied, .. }) => assert_eq!(*applied, Applied::No),
+            other => panic!("{other:?}"),
+        }
+        assert!(!*store.writable().borrow());
+        drop(store);
+        let reopened = SqliteStore::open(&dir.path().join("games.db"), Durability::Full)
+            .await
+            .unwrap();
+        assert_eq!(reopened.version("g0").await.unwrap(), Some(1));
+        assert_eq!(reopened.version("g1").await.unwrap(), Some(1));
+        reopened.close().await;
+    }
+
+    async fn within_seconds<T>(seconds: u64, future: impl Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(seconds), future)
+            .await
+            .expect("answered in time")
     }
 
     /// The fault-injection suite: a storage error at each step of a

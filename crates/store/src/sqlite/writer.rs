@@ -594,6 +594,9 @@ impl Writer {
         if fault == Some(faults::Fault::BeforeBegin) {
             return Err(self.broken("injected: before BEGIN", Applied::No));
         }
+        if fault == Some(faults::Fault::Panic) {
+            panic!("injected: the writer panics");
+        }
         match statements(connection, ids, group) {
             Ok(()) => {}
             Err(Stop::Refused(e)) => {
@@ -744,6 +747,19 @@ impl Writer {
             && let Err((_, e)) = connection.close()
         {
             tracing::warn!(error = %e, "closing the database");
+        }
+    }
+}
+
+impl Drop for Writer {
+    /// A writer whose thread panicked takes no more writes (its queue is
+    /// gone: writes queued are answered "outcome unknown", later ones "not
+    /// stored"), so the store reports itself unwritable for good rather
+    /// than well: the server's health says NOT_SERVING until a restart.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            tracing::error!("the SQLite writer panicked: no more writes until a restart");
+            self.set_writable(false);
         }
     }
 }
@@ -957,6 +973,8 @@ pub(super) mod faults {
         AtCommit,
         /// COMMIT succeeds, yet an error is reported (as an fsync error).
         AfterCommit,
+        /// The writer's thread panics (a bug) before the transaction.
+        Panic,
     }
 
     #[cfg(test)]
