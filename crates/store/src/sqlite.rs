@@ -479,6 +479,13 @@ mod tests {
         }
     }
 
+    /// A connection of the test's own to the database at `path`.
+    async fn connect(path: &Path) -> SqliteConnection {
+        SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(path))
+            .await
+            .unwrap()
+    }
+
     /// An action id in its game's scope, answered by its own entry's
     /// version, lands in that log row and nowhere else; any other id (a
     /// scope naming another game, an answer of another version, NewGame's)
@@ -513,11 +520,7 @@ mod tests {
             .commit(&game("g0", 3, "c"), 2, &entry(3), Some(&other_answer))
             .await
             .unwrap();
-        let mut connection = SqliteConnection::connect_with(
-            &SqliteConnectOptions::new().filename(dir.path().join("games.db")),
-        )
-        .await
-        .unwrap();
+        let mut connection = connect(&dir.path().join("games.db")).await;
         let in_requests: Vec<(String, String)> =
             sqlx::query_as("SELECT scope, request_id FROM requests ORDER BY scope, request_id")
                 .fetch_all(&mut connection)
@@ -599,11 +602,7 @@ mod tests {
                 .await
                 .unwrap();
         }
-        let mut connection = SqliteConnection::connect_with(
-            &SqliteConnectOptions::new().filename(dir.path().join("games.db")),
-        )
-        .await
-        .unwrap();
+        let mut connection = connect(&dir.path().join("games.db")).await;
         for damage in [
             "UPDATE game_events SET request_fingerprint = NULL WHERE request_id = 'bad'",
             "UPDATE game_events SET request_fingerprint = 12 WHERE request_id = 'bad'",
@@ -627,18 +626,10 @@ mod tests {
     /// as used, and new ids of the same scope land in the log.
     #[tokio::test]
     async fn action_ids_an_older_server_kept_in_requests_still_count_as_used() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("games.db");
-        let store = SqliteStore::open(&path, Durability::Full).await.unwrap();
-        store
-            .create(&game("g0", 1, "a"), &entry(1), None)
-            .await
-            .unwrap();
+        let (dir, store) = store_with(Durability::Full, "g", 1).await;
         store.close().await;
-        let mut connection =
-            SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path))
-                .await
-                .unwrap();
+        let path = dir.path().join("games.db");
+        let mut connection = connect(&path).await;
         sqlx::query(
             "INSERT INTO requests (scope, request_id, fingerprint, version, created_at) \
              VALUES ('g0/white', 'old', x'05', 1, 0)",
