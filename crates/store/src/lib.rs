@@ -147,7 +147,7 @@ pub const NEW_GAME_SCOPE: &str = "new-game";
 /// log entry and answered by that entry's version, may be kept in the log
 /// row itself (SQLite's store does: one row fewer an action); any other
 /// is kept as a row of its own. Either way it is unique in its scope.
-pub fn action_scope(game_id: &str, seat: &str) -> String {
+pub fn action_scope(game_id: &str, seat: impl std::fmt::Display) -> String {
     format!("{game_id}/{seat}")
 }
 

@@ -169,10 +169,14 @@ where
             )));
         }
     };
+    // Read as optional: a NULL (a damaged row) would read as no bytes.
+    let fingerprint: Option<Vec<u8>> = column(row, "fingerprint", &what)?;
+    let fingerprint =
+        fingerprint.ok_or_else(|| StoreError::Corrupt(format!("{what}: no fingerprint")))?;
     Ok(RequestRecord {
         scope: scope.to_string(),
         request_id: request_id.to_string(),
-        fingerprint: column(row, "fingerprint", &what)?,
+        fingerprint,
         answer,
     })
 }

@@ -244,13 +244,6 @@ impl GameStore for SqliteStore {
             .fetch_optional(&self.readers)
             .await?;
             if let Some(row) = row {
-                // The column may be NULL (a damaged row), which would
-                // read as no bytes.
-                let what = format!("request {request_id:?} of {scope}");
-                let fingerprint: Option<Vec<u8>> = column(&row, "fingerprint", &what)?;
-                if fingerprint.is_none() {
-                    return Err(StoreError::Corrupt(format!("{what}: no fingerprint")));
-                }
                 return request_record(&row, scope, request_id).map(Some);
             }
         }
@@ -364,12 +357,15 @@ struct Walk {
     /// The table's key, two columns.
     key: &'static str,
     forget: &'static str,
+    /// Whether the table holds NewGame's ids, kept for good.
+    keeps_new_game_ids: bool,
 }
 
 const REQUESTS: Walk = Walk {
     table: "requests",
     key: "scope, request_id",
-    forget: "DELETE FROM requests WHERE scope <> 'new-game' AND created_at < ",
+    forget: "DELETE FROM requests WHERE created_at < ",
+    keeps_new_game_ids: true,
 };
 
 const LOG: Walk = Walk {
@@ -377,6 +373,7 @@ const LOG: Walk = Walk {
     key: "game_id, version",
     forget: "UPDATE game_events SET request_scope = NULL, request_id = NULL, \
              request_fingerprint = NULL, requested_at = NULL WHERE requested_at < ",
+    keeps_new_game_ids: false,
 };
 
 /// One batch of `forget_requests`, in a transaction: the next
@@ -406,6 +403,9 @@ where
 
     let mut forget = QueryBuilder::<Sqlite>::new(walk.forget);
     forget.push_bind(before);
+    if walk.keeps_new_game_ids {
+        forget.push(" AND scope <> ").push_bind(NEW_GAME_SCOPE);
+    }
     push_key_bound(&mut forget, walk, ">", after);
     push_key_bound(&mut forget, walk, "<=", last.clone());
     let forgotten = forget.build().execute(&mut *tx).await?.rows_affected();
@@ -580,7 +580,7 @@ mod tests {
     }
 
     /// A log row whose request id does not read back (its fingerprint
-    /// gone, its version no version) fails that id's lookup with Corrupt,
+    /// gone, or not bytes) fails that id's lookup with Corrupt,
     /// naming it; the game's other ids read as before.
     #[tokio::test]
     async fn a_damaged_request_id_in_a_log_row_is_corrupt_for_that_id_only() {

@@ -137,7 +137,7 @@ impl<S: GameStore> Games<S> {
     /// The action judged on this copy of the game: a new version to
     /// commit, or an answer without one.
     async fn judge(&self, live: &Live, seat: Seat, command: &Command, action: &Action) -> Judged {
-        let scope = action_scope(&live.record.game_id, &seat.to_string());
+        let scope = action_scope(&live.record.game_id, seat);
         // A request applied before moved the game past the version it
         // expected, so one that expects the current version is not a retry:
         // the store's request log is read first only for the others (a
@@ -213,7 +213,7 @@ impl<S: GameStore> Games<S> {
         action: &Action,
     ) -> Result<pb::Game, Lost> {
         let game_id = &live.record.game_id;
-        let scope = action_scope(game_id, &seat.to_string());
+        let scope = action_scope(game_id, seat);
         // Built before the commit, so that a game that cannot be shown
         // is not stored. Watchers get the whole game (each cuts it to its
         // own mask), built only if someone watches (no one can start

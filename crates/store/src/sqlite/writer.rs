@@ -166,35 +166,33 @@ impl UsedIds {
         })
     }
 
-    /// Whether the id of `request`, to be logged in `game_id`, is used.
-    fn used(
+    /// Takes the id of `request` for its log row in `game_id`: refused
+    /// (Duplicate) if it is used already, otherwise counted as used from
+    /// now (should the write not land after all, its digest is only a
+    /// hint too much).
+    fn claim(
         &mut self,
         connection: &Connection,
         game_id: &str,
         rest: &str,
         request: &RequestRow,
-    ) -> Result<bool, Stop> {
+    ) -> Result<(), Stop> {
+        let duplicate = || Err(Stop::Refused(StoreError::Duplicate));
         if self.in_table && in_requests(connection, request)? {
-            return Ok(true);
+            return duplicate();
         }
         let digest = digest(rest, &request.request_id);
-        let maybe = match self.games.get(game_id) {
-            Some(known) => known.contains(&digest),
+        let known = match self.games.get_mut(game_id) {
+            Some(known) => known,
             None => {
                 let known = logged_digests(connection, game_id)?;
-                let maybe = known.contains(&digest);
-                self.know(game_id, known);
-                maybe
+                self.know(game_id, known)
             }
         };
-        Ok(maybe && in_log(connection, game_id, rest, &request.request_id)?)
-    }
-
-    /// An id logged in `game_id` (after [`used`](Self::used) said no).
-    fn logged(&mut self, game_id: &str, rest: &str, request_id: &str) {
-        if let Some(known) = self.games.get_mut(game_id) {
-            known.insert(digest(rest, request_id));
+        if !known.insert(digest) && in_log(connection, game_id, rest, &request.request_id)? {
+            return duplicate();
         }
+        Ok(())
     }
 
     /// A game just created: no id is logged in it yet.
@@ -204,14 +202,19 @@ impl UsedIds {
         }
     }
 
-    fn know(&mut self, game_id: &str, known: std::collections::HashSet<u64>) {
+    /// Keeps a game's digests (another game's go, past [`KNOWN_GAMES`]).
+    fn know(
+        &mut self,
+        game_id: &str,
+        known: std::collections::HashSet<u64>,
+    ) -> &mut std::collections::HashSet<u64> {
         if self.games.len() >= KNOWN_GAMES {
             // Any game will do: it is read again when next written.
             if let Some(other) = self.games.keys().next().cloned() {
                 self.games.remove(&other);
             }
         }
-        self.games.insert(game_id.to_string(), known);
+        self.games.entry(game_id.to_string()).or_insert(known)
     }
 }
 
@@ -827,11 +830,8 @@ fn statements(connection: &Connection, ids: &mut UsedIds, group: &[Write]) -> Re
             .and_then(|request| Some((request, request.logged.as_deref()?)));
         match logged {
             Some((request, rest)) => {
-                if ids.used(connection, game_id, rest, request)? {
-                    return Err(Stop::Refused(StoreError::Duplicate));
-                }
+                ids.claim(connection, game_id, rest, request)?;
                 insert_log_entry(connection, game_id, entry, Some((rest, request, now)))?;
-                ids.logged(game_id, rest, &request.request_id);
             }
             None => {
                 insert_log_entry(connection, game_id, entry, None)?;
