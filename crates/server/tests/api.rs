@@ -61,6 +61,51 @@ async fn a_complete_match_to_three_points_through_the_api() {
     assert_eq!(versions, (1..=g.game.version).collect::<Vec<_>>());
 }
 
+/// WatchGame sends what happened after `from_version` and nothing else:
+/// from the current version, the next action first; from a version the
+/// game has not reached, a clear error (issue 34).
+#[tokio::test]
+async fn a_watch_sends_exactly_the_versions_after_from_version() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let mut rng = StdRng::seed_from_u64(34);
+    for _ in 0..4 {
+        step(&mut client, &mut g, &mut rng).await;
+    }
+    let now = g.game.version;
+    let mut watchers = Vec::new();
+    for from in [0, 1, now - 1, now] {
+        watchers.push((from, watch(&mut client, &g, from).await));
+    }
+    step(&mut client, &mut g, &mut rng).await;
+    for (from, mut updates) in watchers {
+        let mut versions = Vec::new();
+        while versions.last() != Some(&g.game.version) {
+            let update = updates.message().await.unwrap().expect("an update");
+            versions.push(update.version);
+        }
+        assert_eq!(versions, (from + 1..=g.game.version).collect::<Vec<_>>());
+    }
+    for ahead in [g.game.version + 1, u64::MAX] {
+        let refused = client
+            .watch_game(pb::WatchGameRequest {
+                game_id: g.id(),
+                from_version: ahead,
+                read_mask: None,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::OutOfRange, "{refused:?}");
+        assert_eq!(reason(&refused), "VERSION_AHEAD");
+        let info = refused.get_details_error_info().unwrap();
+        assert_eq!(
+            info.metadata.get("current_version"),
+            Some(&g.game.version.to_string())
+        );
+    }
+}
+
 #[tokio::test]
 async fn concurrent_conflicting_moves_apply_exactly_one() {
     let fixture = start();
@@ -523,8 +568,8 @@ async fn sigterm_stops_the_server_cleanly() {
     let mut client = connect(&fixture.server.addr).await;
     let g = new_game(&mut client, pb::MatchSettings::default()).await;
     // A watcher keeps a stream open: shutdown ends it instead of waiting.
-    let mut watch = watch(&mut client, &g, 1).await;
-    watch.message().await.unwrap().expect("the current game");
+    let mut watch = watch(&mut client, &g, 0).await;
+    watch.message().await.unwrap().expect("version 1");
     let (code, took) = tokio::task::block_in_place(|| fixture.server.terminate());
     assert_eq!(code, Some(0), "clean exit");
     assert!(
@@ -741,8 +786,6 @@ async fn a_server_reads_a_game_again_when_another_server_moved_it_on() {
     let mut g = new_game(&mut on_a, pb::MatchSettings::default()).await;
     assert_eq!(get_game(&mut on_b, &g).await, g.game, "b holds version 1");
     let mut watching_b = watch(&mut on_b, &g, 1).await;
-    let current = watching_b.message().await.unwrap().unwrap();
-    assert_eq!(current.version, 1);
 
     let play = g.game.legal_plays[0].notation.clone();
     g.game = on_a

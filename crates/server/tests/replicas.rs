@@ -21,8 +21,8 @@ use bg_tests::postgres::PgCluster;
 use bg_tests::server::ServerProcess;
 use common::*;
 use prost::Message;
-use rand::SeedableRng;
 use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use tonic::{Code, Status};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -431,6 +431,59 @@ async fn a_watcher_on_one_replica_sees_every_action_of_the_others() {
         (1..=g.game.version).collect::<Vec<_>>(),
         "every version once, in order"
     );
+}
+
+/// Issue 34: a watcher gets every version after its `from_version` once,
+/// in order, and nothing else, whatever the timing of the other replicas'
+/// notices and its own catch-up read. Each round a game is created on one
+/// replica and played on two, while watchers open on all three: from
+/// version 1 at once (racing the first actions and their notices), and
+/// from whatever version a read on a random replica shows, while the
+/// game is played.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_watcher_on_every_replica_gets_each_version_after_its_own_once_in_order() {
+    let Some(replicas) = Replicas::start("watch_exact", 3) else {
+        return;
+    };
+    let addrs = replicas.addrs();
+    let mut clients = replicas.clients().await;
+    let mut rng = StdRng::seed_from_u64(34);
+    for round in 0..24u64 {
+        let g = new_game(&mut clients[round as usize % 3], long_match()).await;
+        // The game is played on replicas 0 and 1, starting now.
+        let play = tokio::spawn(drive(addrs[..2].to_vec(), g.clone(), round, 16));
+        let mut watchers = Vec::new();
+        for (i, client) in clients.iter_mut().enumerate() {
+            watchers.push((i, 1, watch(client, &g, 1).await));
+        }
+        for _ in 0..3 {
+            tokio::time::sleep(Duration::from_millis(rng.random_range(0..15))).await;
+            let read_on = rng.random_range(0..3);
+            let seen = get_game(&mut clients[read_on], &g).await.version;
+            let on = rng.random_range(0..3);
+            watchers.push((on, seen, watch(&mut clients[on], &g, seen).await));
+        }
+        let (played, _) = play.await.unwrap();
+        let last = played.game.version;
+        for (on, from, mut updates) in watchers {
+            let mut versions = Vec::new();
+            while versions.last().copied().unwrap_or(from) < last {
+                let update = tokio::time::timeout(Duration::from_secs(10), updates.message())
+                    .await
+                    .unwrap_or_else(|_| {
+                        panic!("round {round}: the watcher on replica {on} from {from} hears of version {last} within 10 s (had {versions:?})")
+                    })
+                    .unwrap()
+                    .expect("the stream goes on");
+                versions.push(update.version);
+            }
+            assert_eq!(
+                versions,
+                (from + 1..=last).collect::<Vec<_>>(),
+                "round {round}: the watcher on replica {on} from version {from}"
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -799,12 +799,19 @@ mod tests {
     /// Moves game `id` from `version - 1` to `version`, with a request id.
     async fn advance(store: &SqliteStore, id: &str, version: u64) -> Answered {
         let request_id = format!("{id}-v{version}");
+        // As the server records it: kept in the action's log row.
+        let request = RequestRecord {
+            scope: crate::action_scope(id, "white"),
+            request_id: request_id.clone(),
+            fingerprint: vec![7; 16],
+            answer: Answer::Version(version),
+        };
         let result = store
             .commit(
                 &game(id, version, "next"),
                 version - 1,
                 &entry(version),
-                Some(&request(id, &request_id)),
+                Some(&request),
             )
             .await;
         Answered {
@@ -825,7 +832,7 @@ mod tests {
             let scope = if answer.version == 1 {
                 NEW_GAME_SCOPE.to_string()
             } else {
-                answer.game_id.clone()
+                crate::action_scope(&answer.game_id, "white")
             };
             let request = store.request(&scope, &answer.request_id).await.unwrap();
             let stored = store.load(&answer.game_id).await.unwrap();
@@ -1043,7 +1050,10 @@ mod tests {
                     assert!(retry.result.is_ok(), "{fault:?}: {retry:?}");
                     answers.push(retry);
                 } else {
-                    let request = store.request(&id, &format!("{id}-v2")).await.unwrap();
+                    let request = store
+                        .request(&crate::action_scope(&id, "white"), &format!("{id}-v2"))
+                        .await
+                        .unwrap();
                     assert!(
                         request.is_some(),
                         "{fault:?}: stored without its request id"

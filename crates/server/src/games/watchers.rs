@@ -133,18 +133,39 @@ impl<S: GameStore> Games<S> {
         let (mut updates, current, snapshot) = {
             let mut guard = slot.live.lock().await;
             let live = self.fresh(&slot, &mut guard, game_id).await?;
-            (
-                slot.updates.subscribe(),
-                live.record.version,
-                live.snapshot()?,
-            )
+            let current = live.record.version;
+            // The game as it stands ends a catch-up (none when there is none).
+            let snapshot = if from_version < current {
+                Some(live.snapshot()?)
+            } else {
+                None
+            };
+            (slot.updates.subscribe(), current, snapshot)
         };
-        let past = self
-            .store
-            .log_after(game_id, from_version)
-            .await
-            .map_err(ApiError::store)?;
-        let catch_up = updates_from(&past, current, snapshot)?;
+        // Exactly the versions after `from_version`: none of them when the
+        // watcher has seen the current one already (live ones follow), and
+        // a version the game has not reached is the caller's mistake.
+        if from_version > current {
+            return Err(ApiError::new(
+                Code::OutOfRange,
+                "VERSION_AHEAD",
+                format!(
+                    "the game is at version {current}: there is nothing after version {from_version} yet; watch from a version up to {current}"
+                ),
+            )
+            .with("current_version", current));
+        }
+        let catch_up = match snapshot {
+            Some(snapshot) => {
+                let past = self
+                    .store
+                    .log_after(game_id, from_version)
+                    .await
+                    .map_err(ApiError::store)?;
+                updates_from(&past, current, snapshot)?
+            }
+            None => Vec::new(),
+        };
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let mut shutdown = self.shutdown.clone();
         tokio::spawn(async move {

@@ -191,7 +191,8 @@ pub async fn variant_names(client: &mut Client) -> Vec<String> {
     names
 }
 
-/// A game's updates from `from_version` on (the first one: the game now).
+/// A game's updates after `from_version` (none before the next action when
+/// it is the current version), then live ones.
 pub async fn watch(
     client: &mut Client,
     game: &Game,
