@@ -151,12 +151,44 @@ impl From<GameError> for ApiError {
     }
 }
 
+/// The longest part of a caller's input an error quotes.
+const QUOTED_CHARS: usize = 48;
+/// The longest message and metadata value an error carries: the message
+/// travels twice (grpc-message and the details), and the trailers of a
+/// response must stay well under the 16 KiB that gRPC's C core accepts
+/// (beyond that its clients see RESOURCE_EXHAUSTED and no reason).
+const MAX_MESSAGE_CHARS: usize = 1024;
+const MAX_METADATA_CHARS: usize = 256;
+
+/// A caller's input as an error quotes it: in quotes, at most a short
+/// prefix of it, and how long it was when it is cut.
+pub fn quote(input: &str) -> String {
+    match input.char_indices().nth(QUOTED_CHARS) {
+        None => format!("{input:?}"),
+        Some((end, _)) => format!("{:?}... ({} bytes)", &input[..end], input.len()),
+    }
+}
+
+/// `text` cut to at most `max` characters.
+fn cut(mut text: String, max: usize) -> String {
+    if let Some((end, _)) = text.char_indices().nth(max) {
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
+}
+
 impl From<ApiError> for Status {
     fn from(e: ApiError) -> Status {
+        let metadata: HashMap<String, String> = e
+            .metadata
+            .into_iter()
+            .map(|(key, value)| (key, cut(value, MAX_METADATA_CHARS)))
+            .collect();
         Status::with_error_details(
             e.code,
-            e.message,
-            ErrorDetails::with_error_info(e.reason, DOMAIN, e.metadata),
+            cut(e.message, MAX_MESSAGE_CHARS),
+            ErrorDetails::with_error_info(e.reason, DOMAIN, metadata),
         )
     }
 }
@@ -253,6 +285,13 @@ fn transport_error(status: &Status) -> ApiError {
             Code::InvalidArgument,
             "MALFORMED_REQUEST",
             format!("the request is not a valid message for this method ({said})"),
+        ),
+        Code::Unimplemented if said.starts_with("Content is compressed with") => ApiError::new(
+            Code::Unimplemented,
+            "UNSUPPORTED_COMPRESSION",
+            format!(
+                "requests may be compressed with gzip, deflate or zstd, or not at all ({said})"
+            ),
         ),
         Code::Unimplemented => ApiError::new(Code::Unimplemented, "UNKNOWN_METHOD", said),
         code => ApiError::new(code, "TRANSPORT", said),

@@ -8,7 +8,7 @@
 
 use prost_types::FieldMask;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, quote};
 
 /// A field of `backgammon.v1.Game`, numbered as in the proto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,16 +116,22 @@ impl Fields {
         // The parts of the plays asked for one by one; a bare
         // "legal_plays" asks for them all.
         let mut whole_plays = false;
+        // "*" asks for every field; the other paths must still name fields.
+        let mut every_field = false;
         for path in &mask.paths {
             if path == "*" {
-                return Ok(Fields::ALL);
+                every_field = true;
+                continue;
             }
             let (name, part) = match path.split_once('.') {
                 Some((name, part)) => (name, Some(part)),
                 None => (path.as_str(), None),
             };
             let field = by_name(&GAME_FIELDS, name).ok_or_else(|| {
-                ApiError::invalid("read_mask", format!("`{path}`: Game has no field `{name}`"))
+                ApiError::invalid(
+                    "read_mask",
+                    format!("{}: Game has no field of that name", quote(path)),
+                )
             })?;
             fields.game |= 1 << field as u32;
             match part {
@@ -136,7 +142,8 @@ impl Fields {
                         ApiError::invalid(
                             "read_mask",
                             format!(
-                                "`{path}`: a Play has no field `{part}` (moves, notation, result_position_id)"
+                                "{}: a Play has no field of that name (moves, notation, result_position_id)",
+                                quote(path)
                             ),
                         )
                     })?;
@@ -146,11 +153,15 @@ impl Fields {
                     return Err(ApiError::invalid(
                         "read_mask",
                         format!(
-                            "`{path}`: only the legal plays can be asked for in part; give `{name}`"
+                            "{}: only the legal plays can be asked for in part; give `{name}`",
+                            quote(path)
                         ),
                     ));
                 }
             }
+        }
+        if every_field {
+            return Ok(Fields::ALL);
         }
         if whole_plays {
             fields.play = u8::MAX;
@@ -264,13 +275,31 @@ mod tests {
             "board.points",
             "version.x",
         ] {
-            let refused = Fields::from_mask(Some(&mask(&["version", path]))).unwrap_err();
-            let status = tonic::Status::from(refused);
-            assert_eq!(status.code(), tonic::Code::InvalidArgument, "{path}");
-            assert!(
-                status.message().contains(&format!("`{path}`")),
-                "{path}: {status:?}"
-            );
+            for paths in [vec!["version", path], vec!["*", path], vec![path, "*"]] {
+                let refused = Fields::from_mask(Some(&mask(&paths))).unwrap_err();
+                let status = tonic::Status::from(refused);
+                assert_eq!(status.code(), tonic::Code::InvalidArgument, "{paths:?}");
+                assert!(
+                    status.message().contains(&format!("{path:?}")),
+                    "{path}: {status:?}"
+                );
+            }
         }
+    }
+
+    /// Issue 34: an error quotes a short prefix of a long bad path, so
+    /// that its trailers stay small whatever the caller sent.
+    #[test]
+    fn a_long_bad_path_is_quoted_by_a_short_prefix() {
+        let long = "x".repeat(7000);
+        let refused = Fields::from_mask(Some(&mask(&[&long]))).unwrap_err();
+        let status = tonic::Status::from(refused);
+        assert!(status.message().len() < 200, "{}", status.message());
+        assert!(
+            status.message().contains("(7000 bytes)"),
+            "{}",
+            status.message()
+        );
+        assert!(status.details().len() < 500, "{}", status.details().len());
     }
 }

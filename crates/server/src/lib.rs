@@ -27,6 +27,7 @@ use bg_plugin_host::PluginHost;
 use bg_store::{Durability, GameStore, PgStore, SqliteStore};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tonic::codec::CompressionEncoding;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
@@ -224,8 +225,15 @@ async fn serve<S: GameStore>(
     tokio::spawn(repeat(every, stop_rx.clone(), move || {
         evict_idle_games(held.clone(), idle)
     }));
+    // Requests may come compressed as gRPC clients send them (gzip,
+    // deflate, zstd);
+    // answers go uncompressed: they are small, and compressing costs more
+    // time than it saves on the wire.
     let game_service = GameServiceServer::new(service::Service::new(games))
-        .max_decoding_message_size(MAX_MESSAGE_BYTES);
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .accept_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Deflate)
+        .accept_compressed(CompressionEncoding::Zstd);
     // Reflection in both versions: grpcurl before 1.8.8, evans and older
     // Postman only ask v1alpha.
     let reflection_v1 = reflection()

@@ -11,7 +11,7 @@ use bg_store::GameStore;
 use bg_variant_api::Capabilities;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
 use tracing::Instrument;
 
 use crate::convert;
@@ -31,11 +31,28 @@ impl<S> Service<S> {
 
 /// The seat token of a request: `authorization: Bearer <token>`, the
 /// scheme in any case (RFC 7235). None without one, or with an empty one.
-fn bearer<T>(request: &Request<T>) -> Option<String> {
-    let value = request.metadata().get("authorization")?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(|c: char| c.is_ascii_whitespace())?;
+/// Two `authorization` headers are refused: which one a proxy or the
+/// server would take is not something to leave to chance.
+fn bearer<T>(request: &Request<T>) -> Result<Option<String>, ApiError> {
+    let mut values = request.metadata().get_all("authorization").iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(ApiError::new(
+            Code::Unauthenticated,
+            "TOKEN_AMBIGUOUS",
+            "the request carries more than one `authorization` header: send one, `Bearer <token>`",
+        ));
+    }
+    let Ok(value) = value.to_str() else {
+        return Ok(None);
+    };
+    let Some((scheme, token)) = value.trim().split_once(|c: char| c.is_ascii_whitespace()) else {
+        return Ok(None);
+    };
     let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
+    Ok((scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string()))
 }
 
 impl<S: GameStore> Service<S> {
@@ -57,7 +74,7 @@ impl<S: GameStore> Service<S> {
         let canonical = request.get_ref().for_game(&game_id);
         let action = Action {
             game_id: game_id.clone(),
-            token: bearer(request),
+            token: bearer(request)?,
             expected_version,
             request_id: request_id.to_string(),
             fingerprint: fingerprint(method, &canonical),

@@ -287,3 +287,151 @@ async fn a_request_id_too_long_or_with_control_characters_is_refused() {
     let answered = client.roll(roll(&g, &"y".repeat(128))).await.unwrap();
     assert_eq!(answered.into_inner(), g.game);
 }
+
+/// Issue 34: two `authorization` headers are refused, whichever of them
+/// is the seat's, and nothing is applied.
+#[tokio::test]
+async fn two_authorization_headers_are_refused_whatever_their_order() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let token = g.to_act_token();
+    let other = g.tokens.iter().find(|t| *t != token).unwrap().clone();
+    for pair in [
+        [token.to_string(), other.clone()],
+        [other, token.to_string()],
+    ] {
+        let play = g.game.legal_plays[0].notation.clone();
+        let mut request = Request::new(move_request(&g, &play, ""));
+        for t in &pair {
+            request
+                .metadata_mut()
+                .append("authorization", format!("Bearer {t}").parse().unwrap());
+        }
+        let status = client.r#move(request).await.unwrap_err();
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (Code::Unauthenticated, "TOKEN_AMBIGUOUS"),
+            "{status:?}"
+        );
+    }
+    assert_eq!(get_game(&mut client, &g).await, g.game, "nothing changed");
+}
+
+/// Issue 34: requests compressed as gRPC clients compress them (gzip,
+/// deflate, zstd) are taken; another compression is refused with a
+/// reason that says so, not as an unknown method.
+#[tokio::test]
+async fn compressed_requests_are_taken_and_an_unknown_compression_is_named() {
+    use tonic::codec::CompressionEncoding;
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    for encoding in [
+        CompressionEncoding::Gzip,
+        CompressionEncoding::Deflate,
+        CompressionEncoding::Zstd,
+    ] {
+        let mut compressed = client.clone().send_compressed(encoding);
+        let read = compressed
+            .get_game(pb::GetGameRequest {
+                game_id: g.id(),
+                read_mask: None,
+            })
+            .await
+            .unwrap_or_else(|s| panic!("{encoding:?}: {s:?}"))
+            .into_inner();
+        assert_eq!(read, g.game, "{encoding:?}");
+    }
+    // An action, compressed, is applied.
+    let play = g.game.legal_plays[0].notation.clone();
+    g.game = client
+        .clone()
+        .send_compressed(CompressionEncoding::Gzip)
+        .r#move(with_token(move_request(&g, &play, "gz"), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(g.game.version, 2);
+
+    // A compression the server does not know: the raw bytes, labelled so.
+    let mut grpc = tonic::client::Grpc::new(channel(&fixture.server.addr).await);
+    grpc.ready().await.unwrap();
+    let mut request = Request::new(
+        pb::GetGameRequest {
+            game_id: g.id(),
+            read_mask: None,
+        }
+        .encode_to_vec(),
+    );
+    request
+        .metadata_mut()
+        .insert("grpc-encoding", "snappy".parse().unwrap());
+    let path = PathAndQuery::from_static("/backgammon.v1.GameService/GetGame");
+    let status = grpc.unary(request, path, Raw).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Unimplemented, "UNSUPPORTED_COMPRESSION"),
+        "{status:?}"
+    );
+    assert!(status.message().contains("gzip"), "{status:?}");
+}
+
+/// Issue 34: an error quotes at most a short prefix of a bad input, so
+/// that a long one cannot make the trailers grow past what clients take
+/// (gRPC's C core accepts 16 KiB).
+#[tokio::test]
+async fn an_error_quotes_a_short_prefix_of_a_long_bad_input() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let long = "z".repeat(7_000);
+    let mut refusals = Vec::new();
+    refusals.push(
+        client
+            .get_game(pb::GetGameRequest {
+                game_id: long.clone(),
+                read_mask: None,
+            })
+            .await
+            .unwrap_err(),
+    );
+    refusals.push(
+        client
+            .get_game(pb::GetGameRequest {
+                game_id: g.id(),
+                read_mask: Some(prost_types::FieldMask {
+                    paths: vec!["*".into(), long.clone()],
+                }),
+            })
+            .await
+            .unwrap_err(),
+    );
+    refusals.push(
+        client
+            .new_game(pb::NewGameRequest {
+                variant: long.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err(),
+    );
+    let play = move_request(&g, &"24/23 ".repeat(1_200), "");
+    refusals.push(
+        client
+            .r#move(with_token(play, g.to_act_token()))
+            .await
+            .unwrap_err(),
+    );
+    for status in refusals {
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(
+            status.message().len() <= 1100 && status.details().len() <= 1600,
+            "message {} bytes, details {} bytes: {:?}",
+            status.message().len(),
+            status.details().len(),
+            &status.message()[..200.min(status.message().len())]
+        );
+    }
+    assert_eq!(get_game(&mut client, &g).await, g.game, "nothing changed");
+}

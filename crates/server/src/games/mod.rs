@@ -114,7 +114,12 @@ impl DiceSource for ServerDice {
 pub fn game_id_of(game_id: &str) -> Result<String, ApiError> {
     uuid::Uuid::try_parse(game_id)
         .map(|id| id.hyphenated().to_string())
-        .map_err(|_| ApiError::invalid("game_id", format!("{game_id:?} is not a game id (a UUID)")))
+        .map_err(|_| {
+            ApiError::invalid(
+                "game_id",
+                format!("{} is not a game id (a UUID)", crate::error::quote(game_id)),
+            )
+        })
 }
 
 /// A game in memory that vanished under its lock: never expected.

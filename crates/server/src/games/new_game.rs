@@ -63,8 +63,8 @@ impl<S: GameStore> Games<S> {
             ApiError::invalid(
                 "variant",
                 format!(
-                    "unknown variant {:?} (loaded: {})",
-                    request.variant,
+                    "unknown variant {} (loaded: {})",
+                    crate::error::quote(&request.variant),
                     known.join(", ")
                 ),
             )
@@ -270,8 +270,8 @@ fn taken_up(
     let invalid = |what: String| ApiError::invalid(field, format!("{field}: {what}"));
     if (given[0] || given[1]) && request.variant != "standard" {
         return Err(invalid(format!(
-            "a match is taken up from an XGID or a gnubg ID in standard backgammon only, not {:?}",
-            request.variant
+            "a match is taken up from an XGID or a gnubg ID in standard backgammon only, not {}",
+            crate::error::quote(&request.variant)
         )));
     }
     let (board, info) = if !request.xgid.is_empty() {
