@@ -28,8 +28,7 @@ impl DataDir {
     /// Creates the folder if needed and takes its lock, or says which
     /// process holds it.
     pub fn lock(path: &Path) -> anyhow::Result<DataDir> {
-        std::fs::create_dir_all(path)
-            .with_context(|| format!("creating data directory {}", path.display()))?;
+        private_folder(path)?;
         let lock = take_lock(&path.join("lock"), path)?;
         Ok(DataDir {
             path: path.to_path_buf(),
@@ -55,10 +54,40 @@ impl DataDir {
     }
 }
 
+/// Creates a missing data folder for its owner alone (0700), whatever the
+/// umask: the database in it holds every running match's secret dice
+/// seed. An existing folder is the operator's: it is left as it is, with
+/// a warning when other users may enter it (the files in it are private
+/// anyway: see the store).
+fn private_folder(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if !path.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(path)
+            .with_context(|| format!("creating data directory {}", path.display()))?;
+    }
+    let mode = std::fs::metadata(path)
+        .with_context(|| format!("reading data directory {}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        tracing::warn!(
+            folder = %path.display(),
+            mode = format!("{:o}", mode & 0o7777),
+            "the data directory is open to other users; 0700 is advised (its files are 0600)"
+        );
+    }
+    Ok(())
+}
+
 /// Takes the exclusive lock `lock_path` of `what` (a data folder, or a
 /// database file), or says which process holds it.
 fn take_lock(lock_path: &Path, what: &Path) -> anyhow::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut lock = std::fs::OpenOptions::new()
+        .mode(0o600)
         .read(true)
         .write(true)
         .create(true)

@@ -441,3 +441,51 @@ async fn a_retry_whose_logged_action_no_longer_applies_is_refused_and_applies_no
         .into_inner();
     assert_eq!(again, rolled);
 }
+
+/// The mode bits of `path` (rights only).
+fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+/// Issue 34: the database holds every running match's secret dice seed,
+/// so a new data folder is its owner's alone (0700) and its files are
+/// 0600, whatever the umask; a database file left readable by others is
+/// made private at the next start.
+#[tokio::test]
+async fn a_new_data_folder_and_its_files_are_private_whatever_the_umask() {
+    let parent = tempfile::tempdir().unwrap();
+    let data = parent.path().join("new").join("data");
+    // The most permissive umask, for the server this test starts (the
+    // child takes the umask it is spawned with).
+    let before = unsafe { libc::umask(0) };
+    let mut fixture = start_in(&data, &[]);
+    unsafe { libc::umask(before) };
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(34);
+    step(&mut client, &mut g, &mut rng).await;
+    assert_eq!(mode_of(&data), 0o700, "the data folder");
+    for file in [
+        "games.db",
+        "games.db-wal",
+        "games.db-shm",
+        "server.key",
+        "lock",
+    ] {
+        assert_eq!(mode_of(&data.join(file)), 0o600, "{file}");
+    }
+
+    // An operator's copy left the file readable by all: private again
+    // after a restart.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        data.join("games.db"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    assert_eq!(get_game(&mut client, &g).await, g.game);
+    assert_eq!(mode_of(&data.join("games.db")), 0o600);
+}

@@ -27,6 +27,51 @@ pub enum Durability {
     Normal,
 }
 
+/// Makes the database file readable and writable by its owner alone
+/// (0600), creating it empty if missing, whatever the process's umask: the
+/// state of every match in progress holds its secret dice seed, so another
+/// local user who could read the file could predict every die.
+fn owner_only(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| io_error(e, format!("creating {}", path.display())))?;
+    owner_only_if_present(path)
+}
+
+/// Takes the group's and others' rights away from `path`, if it exists.
+fn owner_only_if_present(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let mode = metadata.permissions().mode();
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o700))
+            .map_err(|e| io_error(e, format!("making {} private (0600)", path.display())))?;
+    }
+    Ok(())
+}
+
+/// An I/O error, saying what was being done.
+fn io_error(e: std::io::Error, doing: String) -> StoreError {
+    StoreError::Database(sqlx::Error::Io(std::io::Error::new(
+        e.kind(),
+        format!("{doing}: {e}"),
+    )))
+}
+
+/// `path` with `suffix` added to its file name (SQLite's `-wal`, `-shm`).
+fn suffixed(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    name.into()
+}
+
 /// How long a connection waits for a lock another one holds (the writer
 /// and a sweep of old request ids take turns) before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -66,6 +111,7 @@ impl SqliteStore {
     /// Opens (creating it if needed) the database file and brings its
     /// schema up to date.
     pub async fn open(path: &Path, durability: Durability) -> Result<SqliteStore, StoreError> {
+        owner_only(path)?;
         let options = SqliteConnectOptions::from_str("sqlite://")?
             .filename(path)
             .create_if_missing(true)
@@ -93,6 +139,11 @@ impl SqliteStore {
             #[cfg(test)]
             faults,
         } = writer::start(path, durability)?;
+        // SQLite made the log and its index in WAL mode, with the mode of
+        // the database file; made sure of here, whatever it did.
+        for file in [suffixed(path, "-wal"), suffixed(path, "-shm")] {
+            owner_only_if_present(&file)?;
+        }
         Ok(SqliteStore {
             jobs,
             readers,
