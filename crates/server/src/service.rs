@@ -55,6 +55,17 @@ fn bearer<T>(request: &Request<T>) -> Result<Option<String>, ApiError> {
     Ok((scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string()))
 }
 
+/// Who the caller is, when it showed a client certificate (TLS with
+/// `--tls-client-ca`): the first 128 bits of the SHA-256 of its
+/// certificate, in hex. None without one.
+fn certified_caller<T>(request: &Request<T>) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let certificates = request.peer_certs()?;
+    let leaf = certificates.first()?;
+    let digest = Sha256::digest(leaf.as_ref());
+    Some(format!("cert:{}", hex::encode(&digest[..16])))
+}
+
 impl<S: GameStore> Service<S> {
     /// Runs an action. The request is judged (its command, its version)
     /// only once its token has shown whose it is: a caller without the
@@ -181,7 +192,12 @@ impl<S: GameStore> GameService for Service<S> {
         &self,
         request: Request<pb::NewGameRequest>,
     ) -> Result<Response<pb::NewGameResponse>, Status> {
-        Ok(Response::new(self.games.new_game(request.get_ref()).await?))
+        let caller = certified_caller(&request);
+        Ok(Response::new(
+            self.games
+                .new_game(request.get_ref(), caller.as_deref())
+                .await?,
+        ))
     }
 
     async fn get_game(

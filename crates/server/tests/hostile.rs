@@ -435,3 +435,53 @@ async fn an_error_quotes_a_short_prefix_of_a_long_bad_input() {
     }
     assert_eq!(get_game(&mut client, &g).await, g.game, "nothing changed");
 }
+
+/// Issue 34: a NewGame request id answers a retry with both seat tokens,
+/// so ids nobody would draw at random are refused and create nothing;
+/// random ones (UUIDs of version 4 or 7, 16 random characters) are taken.
+#[tokio::test]
+async fn a_new_game_request_id_that_cannot_be_random_is_refused() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let request = |id: &str| pb::NewGameRequest {
+        variant: "standard".into(),
+        request_id: id.into(),
+        ..Default::default()
+    };
+    for guessable in [
+        "0000000000000000",
+        "abababababababababab",
+        "00000000-0000-0000-0000-000000000000",
+        "c232ab00-9414-11ec-b3c8-9f6bdeced846",
+        "short-id",
+    ] {
+        let refused = client.new_game(request(guessable)).await.unwrap_err();
+        assert_eq!(
+            refused.code(),
+            Code::InvalidArgument,
+            "{guessable}: {refused:?}"
+        );
+        let info = refused.get_details_error_info().unwrap();
+        assert_eq!(
+            info.metadata.get("field").map(String::as_str),
+            Some("request_id")
+        );
+    }
+    for random in [
+        uuid::Uuid::new_v4().to_string(),
+        uuid::Uuid::now_v7().to_string(),
+        uuid::Uuid::new_v4().simple().to_string()[..16].to_string(),
+    ] {
+        let first = client
+            .new_game(request(&random))
+            .await
+            .unwrap()
+            .into_inner();
+        let again = client
+            .new_game(request(&random))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(first, again, "{random}");
+    }
+}

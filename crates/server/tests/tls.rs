@@ -383,3 +383,50 @@ async fn a_self_signed_certificate_serves_and_the_health_check_trusts_it_by_defa
     assert_eq!(code, 1);
     assert!(stderr.contains("healthcheck: "), "{stderr}");
 }
+
+/// Issue 34: a NewGame request id is the certified caller's own: another
+/// site sending the same id gets a game of its own (never the first
+/// caller's game and tokens), while a retry by the same caller gets its
+/// first answer.
+#[tokio::test]
+async fn a_new_game_request_id_is_scoped_by_the_callers_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Authority::new(dir.path(), "service");
+    let server = ca.server("server");
+    let site_a = ca.client("site-a");
+    let site_b = ca.client("site-b");
+    let fixture = start_with_args(&[
+        "--tls-cert",
+        path(&server.cert),
+        "--tls-key",
+        path(&server.key),
+        "--client-ca",
+        path(&ca.cert),
+    ]);
+    let url = format!("https://{}", host_port(&fixture));
+    let client_of = async |site: &Pem| {
+        let channel = Endpoint::from_shared(url.clone())
+            .unwrap()
+            .tls_config(client_tls(&ca.cert, Some(site)))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        GameServiceClient::new(channel)
+    };
+    let request = pb::NewGameRequest {
+        variant: "standard".into(),
+        request_id: uuid::Uuid::new_v4().to_string(),
+        ..Default::default()
+    };
+    let mut a = client_of(&site_a).await;
+    let mut b = client_of(&site_b).await;
+    let first = a.new_game(request.clone()).await.unwrap().into_inner();
+    let again = a.new_game(request.clone()).await.unwrap().into_inner();
+    assert_eq!(again, first, "the same caller's retry: the first answer");
+    let other = b.new_game(request.clone()).await.unwrap().into_inner();
+    let (first_game, other_game) = (first.game.unwrap(), other.game.unwrap());
+    assert_ne!(other_game.game_id, first_game.game_id, "a game of its own");
+    assert_ne!(other.white_token, first.white_token);
+    assert_ne!(other.black_token, first.black_token);
+}

@@ -39,7 +39,10 @@ use tonic::Code;
 use crate::error::ApiError;
 
 pub use actions::Action;
-pub use retries::{MAX_REQUEST_ID, MIN_NEW_GAME_REQUEST_ID, check_request_id, fingerprint};
+pub use retries::{
+    MAX_REQUEST_ID, MIN_NEW_GAME_ID_CHARACTERS, MIN_NEW_GAME_REQUEST_ID, check_new_game_request_id,
+    check_request_id, fingerprint,
+};
 
 use cache::Slot;
 

@@ -14,7 +14,7 @@ use tonic::Code;
 
 use super::cache::Live;
 use super::events::{Recorded, entry};
-use super::retries::{MIN_NEW_GAME_REQUEST_ID, check_request_id, fingerprint, kept};
+use super::retries::{check_new_game_request_id, fingerprint, kept, new_game_record_id};
 use super::seats::{seat_token, token_hash};
 use super::{Games, ServerDice, unserialisable};
 use crate::convert;
@@ -25,19 +25,13 @@ impl<S: GameStore> Games<S> {
     pub async fn new_game(
         &self,
         request: &pb::NewGameRequest,
+        caller: Option<&str>,
     ) -> Result<pb::NewGameResponse, ApiError> {
         // A retried NewGame answers with both seat tokens, so its id is as
-        // secret as they are: refuse ids short enough to guess (a length
-        // check; a UUID4 is what to send), before any replay.
-        check_request_id(&request.request_id)?;
-        if !request.request_id.is_empty() && request.request_id.len() < MIN_NEW_GAME_REQUEST_ID {
-            return Err(ApiError::invalid(
-                "request_id",
-                format!(
-                    "a NewGame request_id must be a random id of at least {MIN_NEW_GAME_REQUEST_ID} characters (a UUID4): a retry answers with the seat tokens"
-                ),
-            ));
-        }
+        // secret as they are: refuse ids easy to guess, before any replay,
+        // and keep each certified caller's ids apart.
+        check_new_game_request_id(&request.request_id)?;
+        let record_id = new_game_record_id(caller, &request.request_id);
         // The options map encodes in no fixed order: digest it sorted.
         let mut canonical = request.clone();
         canonical.options.clear();
@@ -47,7 +41,7 @@ impl<S: GameStore> Games<S> {
         if !request.request_id.is_empty()
             && let Some(previous) = self
                 .store
-                .request(NEW_GAME_SCOPE, &request.request_id)
+                .request(NEW_GAME_SCOPE, &record_id)
                 .await
                 .map_err(ApiError::store)?
         {
@@ -175,7 +169,7 @@ impl<S: GameStore> Games<S> {
         };
         let request_record = (!request.request_id.is_empty()).then(|| RequestRecord {
             scope: NEW_GAME_SCOPE.to_string(),
-            request_id: request.request_id.clone(),
+            request_id: record_id.clone(),
             fingerprint: kept(&fingerprint),
             // A retry reads the game and derives the tokens again.
             answer: Answer::Created(live.record.game_id.clone()),
@@ -190,7 +184,7 @@ impl<S: GameStore> Games<S> {
                 // The same request id won a race: answer as it did.
                 let previous = self
                     .store
-                    .request(NEW_GAME_SCOPE, &request.request_id)
+                    .request(NEW_GAME_SCOPE, &record_id)
                     .await
                     .map_err(ApiError::store)?
                     .ok_or_else(|| ApiError::store(StoreError::Duplicate))?;

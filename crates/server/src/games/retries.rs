@@ -36,6 +36,70 @@ pub fn check_request_id(request_id: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The fewest distinct characters a NewGame request id may have. A
+/// random id of 16 hexadecimal digits has fewer with a probability below
+/// one in two million (32 digits, a UUID's: below 1e-15); `0000...`,
+/// `abababab...` have one or two.
+pub const MIN_NEW_GAME_ID_CHARACTERS: usize = 5;
+
+/// A NewGame request id answers a retry with both seat tokens, so it must
+/// be one nobody can guess: at least [`MIN_NEW_GAME_REQUEST_ID`]
+/// characters, at least [`MIN_NEW_GAME_ID_CHARACTERS`] distinct ones, and,
+/// when it is written as a UUID (with hyphens), a random one (version 4, or 7 whose 74
+/// bits after the time are random), not the nil UUID or a time-and-MAC
+/// one (version 1). Empty: no retries.
+pub fn check_new_game_request_id(request_id: &str) -> Result<(), ApiError> {
+    check_request_id(request_id)?;
+    if request_id.is_empty() {
+        return Ok(());
+    }
+    let refuse = |why: &str| {
+        Err(ApiError::invalid(
+            "request_id",
+            format!(
+                "a NewGame request_id must be random, as a UUID4 is ({why}): a retry answers with the seat tokens"
+            ),
+        ))
+    };
+    if request_id.len() < MIN_NEW_GAME_REQUEST_ID {
+        return refuse(&format!(
+            "at least {MIN_NEW_GAME_REQUEST_ID} characters; this one has {}",
+            request_id.len()
+        ));
+    }
+    let mut seen: Vec<char> = request_id.chars().collect();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() < MIN_NEW_GAME_ID_CHARACTERS {
+        return refuse(&format!(
+            "at least {MIN_NEW_GAME_ID_CHARACTERS} distinct characters; this one has {}",
+            seen.len()
+        ));
+    }
+    // Written with hyphens, an id says it is a UUID (32 hex digits alone
+    // may be any random hex string).
+    if request_id.contains('-')
+        && let Ok(uuid) = uuid::Uuid::try_parse(request_id)
+        && !(matches!(uuid.get_version_num(), 4 | 7)
+            && uuid.get_variant() == uuid::Variant::RFC4122)
+    {
+        return refuse("a UUID here must be of version 4 or 7");
+    }
+    Ok(())
+}
+
+/// The request id under which a NewGame is recorded: the caller's own
+/// when it showed a client certificate (`caller`), so that another caller
+/// sending the same id gets a game of its own, never this one and its
+/// tokens. The separator is a control character, which no request id may
+/// hold: a scoped id never equals one sent without a certificate.
+pub fn new_game_record_id(caller: Option<&str>, request_id: &str) -> String {
+    match caller {
+        Some(caller) => format!("{caller}\u{1f}{request_id}"),
+        None => request_id.to_string(),
+    }
+}
+
 /// SHA-256 of a request's method and bytes.
 pub fn fingerprint(method: &str, message: &impl Message) -> Vec<u8> {
     let mut hash = Sha256::new();
@@ -154,5 +218,48 @@ impl<S: GameStore> Games<S> {
             .request(scope, request_id)
             .await
             .map_err(ApiError::store)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_game_id_must_look_random() {
+        for refused in [
+            "0000000000000000",
+            "aaaaaaaaaaaaaaaaaaaaaaaaab",
+            "abcdabcdabcdabcdabcd",
+            "0123456789abcde",
+            "00000000-0000-0000-0000-000000000000",
+            "ffffffff-ffff-ffff-ffff-ffffffffffff",
+            "c232ab00-9414-11ec-b3c8-9f6bdeced846",
+            "{c232ab00-9414-11ec-b3c8-9f6bdeced846}",
+        ] {
+            assert!(check_new_game_request_id(refused).is_err(), "{refused}");
+        }
+        for taken in [
+            "",
+            "01234abcde012345",
+            "7d444840-9dc0-41db-9b6c-4a8e3a4e1b2f",
+            "7D4448409DC041DB9B6C4A8E3A4E1B2F",
+            "c232ab00941411ecb3c89f6bdeced846",
+            "018f3a6c-1b2e-7c3d-9e4f-5a6b7c8d9e0f",
+        ] {
+            assert!(check_new_game_request_id(taken).is_ok(), "{taken}");
+        }
+    }
+
+    #[test]
+    fn a_certified_callers_new_game_ids_never_meet_another_callers() {
+        let id = "7d444840-9dc0-41db-9b6c-4a8e3a4e1b2f";
+        assert_eq!(new_game_record_id(None, id), id);
+        let a = new_game_record_id(Some("cert:aa"), id);
+        let b = new_game_record_id(Some("cert:bb"), id);
+        assert_ne!(a, b);
+        // No id sent without a certificate can be a scoped one: those
+        // hold a control character, which request ids may not.
+        assert!(check_request_id(&a).is_err());
     }
 }
