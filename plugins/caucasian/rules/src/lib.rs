@@ -16,6 +16,18 @@
 //! reaches it, and a die whose every use would break it is not played.
 //! Checkers are indistinguishable, so when a move starts from a point
 //! holding both a hitter and other checkers, both readings are explored.
+//!
+//! `only_if_forced` is judged on the whole turn in the same spirit
+//! (docs/rules.md §2 case 8, T34-T37). At a node, a hitter may go off with
+//! a die unless another move of that die (one that is not a hitter going
+//! off) is a legal use: after it, every die still left can be played by
+//! these same rules to a node where the turn may end (no hitter hidden),
+//! or the game is over. A move that could only leave a hitter hidden is
+//! no use. The node therefore carries the dice still to play; the
+//! look-ahead runs only with this option and only when a hitter could go
+//! off, and ends because each level has one die fewer and leaves hitters
+//! going off out of the moves it weighs.
+//!
 //! Everything else is standard backgammon (`bg-standard-rules`). This
 //! crate must never do I/O or keep state between calls.
 
@@ -23,7 +35,7 @@ use bg_standard_rules::WinType;
 use bg_standard_rules::rules::{Node, StandardSteps, apply_moves};
 use bg_standard_rules::{Standard, StandardState, win};
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Move, OFF, Play, Seat};
-use bg_variant_api::search::{self, Steps};
+use bg_variant_api::search::{self, ALL_POINTS, Steps};
 use bg_variant_api::{
     Capabilities, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
     VariantInfo, check_option_names, option_value,
@@ -119,7 +131,7 @@ impl Variant for Caucasian {
         });
         options.push(OptionSpec {
             name: HIT_BEAROFF.into(),
-            description: "always: a hitter may be borne off when bearing off is allowed; only_if_forced: only when the die has no other legal use.".into(),
+            description: "always: a hitter may be borne off when bearing off is allowed; only_if_forced: only when the die has no other legal use, judged on the whole turn (a move after which the turn can only end with a hitter hidden is no use).".into(),
             allowed_values: vec!["always".into(), "only_if_forced".into()],
             default_value: "always".into(),
         });
@@ -220,6 +232,7 @@ impl Variant for Caucasian {
             CNode {
                 base,
                 hitters: Hitters::NONE,
+                dice: DiceLeft::of(dice),
             },
             dice,
             4,
@@ -305,11 +318,58 @@ impl Hitters {
     }
 }
 
-/// A search node: the standard node and the hitters to watch.
+/// The dice a turn has still to play, as a multiset: largest first, 0 for
+/// none. Only `only_if_forced` reads it (to look ahead from a node), so it
+/// is kept up to date only with that option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DiceLeft([u8; 4]);
+
+impl DiceLeft {
+    /// The dice of a throw: two values, or four for a double.
+    fn of(dice: Dice) -> DiceLeft {
+        let (values, count) = search::dice_values(dice, 4);
+        let mut left = [0; 4];
+        left[..count].copy_from_slice(&values[..count]);
+        left.sort_unstable_by(|a, b| b.cmp(a));
+        DiceLeft(left)
+    }
+
+    /// The dice left once one `die` is played (order is kept).
+    fn without(self, die: u8) -> DiceLeft {
+        let mut left = [0; 4];
+        let mut kept = 0;
+        let mut removed = false;
+        for d in self.0 {
+            if d == die && !removed {
+                removed = true;
+            } else {
+                left[kept] = d;
+                kept += 1;
+            }
+        }
+        DiceLeft(left)
+    }
+
+    fn is_empty(self) -> bool {
+        self.0[0] == 0
+    }
+
+    /// Each value left, once.
+    fn values(self) -> impl Iterator<Item = u8> {
+        let d = self.0;
+        (0..4)
+            .filter(move |&i| d[i] != 0 && (i == 0 || d[i] != d[i - 1]))
+            .map(move |i| d[i])
+    }
+}
+
+/// A search node: the standard node, the hitters to watch and the dice
+/// left to play.
 #[derive(Clone, Copy, Debug)]
 pub struct CNode {
     base: Node,
     hitters: Hitters,
+    dice: DiceLeft,
 }
 
 struct CaucasianSteps {
@@ -318,20 +378,31 @@ struct CaucasianSteps {
     hit_bearoff: HitBearoff,
 }
 
-impl Steps for CaucasianSteps {
-    type Node = CNode;
-    type Key = Node;
-
-    fn for_each_step(&self, node: &CNode, die: u8, froms: u32, mut step: impl FnMut(Move, CNode)) {
+impl CaucasianSteps {
+    /// The single moves of `die` from `node` (see
+    /// [`Steps::for_each_step`]). With `only_if_forced`, bearing a hitter
+    /// off is judged when `judge_hitters_off` is set (docs/rules.md §2
+    /// case 8) and left out otherwise.
+    #[inline(always)]
+    fn steps(
+        &self,
+        node: &CNode,
+        die: u8,
+        froms: u32,
+        judge_hitters_off: bool,
+        mut step: impl FnMut(Move, CNode),
+    ) {
         let base = node.base;
-        let mut moves = [Move::default(); 16];
-        let mut count = 0;
+        let forced = self.hit_bearoff == HitBearoff::OnlyIfForced;
+        let dice = if forced {
+            node.dice.without(die)
+        } else {
+            node.dice
+        };
+        // Whether the die has a legal use other than bearing a hitter off:
+        // worked out once, when a hitter could go off.
+        let mut other_use = None;
         self.standard.for_each_move(base, die, froms, |mv| {
-            moves[count] = mv;
-            count += 1;
-        });
-        let moves = &moves[..count];
-        for &mv in moves {
             let next = self.standard.moved(base, mv.from, mv.to);
             let on_from = node.hitters.count_on(mv.from);
             let others_on_from = base.count(mv.from) - on_from;
@@ -349,6 +420,7 @@ impl Steps for CaucasianSteps {
                     CNode {
                         base: next,
                         hitters,
+                        dice,
                     },
                 );
             }
@@ -356,10 +428,12 @@ impl Steps for CaucasianSteps {
             for index in node.hitters.on(mv.from) {
                 let rest = node.hitters.remove(index);
                 if mv.to == OFF {
-                    // docs/rules.md §2 case 8: borne off only when the die has no
-                    // other use, with that option.
-                    let other_use = moves.len() > 1 || others_on_from > 0;
-                    if self.hit_bearoff == HitBearoff::OnlyIfForced && other_use {
+                    // docs/rules.md §2 case 8: with only_if_forced, borne off
+                    // only when the die has no other legal use.
+                    if forced
+                        && (!judge_hitters_off
+                            || *other_use.get_or_insert_with(|| self.has_other_use(node, die)))
+                    {
                         continue;
                     }
                     step(
@@ -367,6 +441,7 @@ impl Steps for CaucasianSteps {
                         CNode {
                             base: next,
                             hitters: rest,
+                            dice,
                         },
                     );
                 } else {
@@ -378,11 +453,53 @@ impl Steps for CaucasianSteps {
                         CNode {
                             base: next,
                             hitters: rest.add(mv.to, lands_on_own),
+                            dice,
                         },
                     );
                 }
             }
+        });
+    }
+
+    /// Whether `die` has a legal use at `node` other than bearing a hitter
+    /// off (docs/rules.md §2 case 8, judged on the whole turn): a move of
+    /// it after which the rest of the turn can be played in full, by the
+    /// same rules, ending with no hitter hidden.
+    #[inline(never)]
+    fn has_other_use(&self, node: &CNode, die: u8) -> bool {
+        let mut found = false;
+        // Hitters going off are left out: they are not another use, and
+        // judging them here would ask this same question again.
+        self.steps(node, die, ALL_POINTS, false, |_, next| {
+            found = found || self.completes(&next);
+        });
+        found
+    }
+
+    /// Whether every die left at `node` can be played, in some order and
+    /// by the same rules, ending where the turn may end (or the game is
+    /// over and nothing is hidden).
+    fn completes(&self, node: &CNode) -> bool {
+        if node.dice.is_empty() || self.standard.is_finished(&node.base) {
+            return self.accepts(node);
         }
+        node.dice.values().any(|die| {
+            let mut found = false;
+            self.steps(node, die, ALL_POINTS, true, |_, next| {
+                found = found || self.completes(&next);
+            });
+            found
+        })
+    }
+}
+
+impl Steps for CaucasianSteps {
+    type Node = CNode;
+    type Key = Node;
+
+    #[inline(always)]
+    fn for_each_step(&self, node: &CNode, die: u8, froms: u32, step: impl FnMut(Move, CNode)) {
+        self.steps(node, die, froms, true, step);
     }
 
     fn is_finished(&self, node: &CNode) -> bool {
@@ -418,6 +535,8 @@ impl Steps for CaucasianSteps {
 /// The variant called directly: no plugin file, no host.
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     /// X (white) and O (black), both in X's numbering.
@@ -465,4 +584,170 @@ mod tests {
 
     /// The bar, in black's own numbering.
     const BAR_OF_BLACK: u8 = 25;
+
+    /// A position with the default mode and the given hit-and-bear-off
+    /// option.
+    fn with_hit_bearoff(x: &[(u8, u8)], o: &[(u8, u8)], hit_bearoff: HitBearoff) -> CaucasianState {
+        CaucasianState {
+            hit_bearoff,
+            ..position(x, o, Mode::LastLanding)
+        }
+    }
+
+    /// The positions the legal plays of white lead to (a play is its result).
+    fn results(state: &CaucasianState, d1: u8, d2: u8) -> BTreeSet<Board> {
+        let mut plays = Vec::new();
+        Caucasian.legal_plays(state, Seat::White, Dice::new(d1, d2).unwrap(), &mut plays);
+        plays.iter().map(|lp| lp.result).collect()
+    }
+
+    /// The board after white plays `plays` (notation), checked only for
+    /// being physically possible.
+    fn after(state: &CaucasianState, plays: &[&str]) -> BTreeSet<Board> {
+        plays
+            .iter()
+            .map(|play| apply_moves(&state.board, Seat::White, &play.parse().unwrap()).unwrap())
+            .collect()
+    }
+
+    /// Both options on one position: `always` must give `always_gives`,
+    /// `only_if_forced` must give `forced_gives` (plays by their results).
+    fn assert_both(
+        x: &[(u8, u8)],
+        o: &[(u8, u8)],
+        (d1, d2): (u8, u8),
+        always_gives: &[&str],
+        forced_gives: &[&str],
+    ) {
+        let always = with_hit_bearoff(x, o, HitBearoff::Always);
+        assert_eq!(
+            results(&always, d1, d2),
+            after(&always, always_gives),
+            "always"
+        );
+        let forced = with_hit_bearoff(x, o, HitBearoff::OnlyIfForced);
+        assert_eq!(
+            results(&forced, d1, d2),
+            after(&forced, forced_gives),
+            "only_if_forced"
+        );
+    }
+
+    /// T34 (docs/rules.md §2). 3/2*/1 leaves the hitter hidden among six
+    /// checkers on the 1-point with two 1s left. Bearing it off at once is
+    /// refused (another checker can go off first and the turn still ends
+    /// well), but with the last 1 every other use would leave it hidden,
+    /// so it goes off then: 5 on the 1-point, 10 off.
+    #[test]
+    fn t34_only_if_forced_a_hitter_whose_every_other_use_would_hide_it_is_borne_off() {
+        let plays = ["1/off(4)", "3/2* 1/off(3)", "3/2*/1 1/off(2)"];
+        assert_both(
+            &[(1, 6), (3, 1)],
+            &[(2, 1), (4, 1), (6, 1), (24, 12)],
+            (1, 1),
+            &plays,
+            &plays,
+        );
+    }
+
+    /// T35. 6/4*/2 hides the hitter among eight checkers on the 2-point
+    /// with two 2s left: one checker off, then the hitter.
+    #[test]
+    fn t35_only_if_forced_a_checker_beside_the_hidden_hitter_goes_off_first_then_the_hitter() {
+        let plays = ["2/off(4)", "6/4* 2/off(3)", "6/4*/2 2/off(2)"];
+        assert_both(
+            &[(1, 6), (2, 8), (6, 1)],
+            &[(4, 1), (24, 14)],
+            (2, 2),
+            &plays,
+            &plays,
+        );
+    }
+
+    /// T36. 8/6/4*/2 hides the hitter with the last 2 left: the only
+    /// other use of that 2, another checker off the 2-point, ends the turn
+    /// with the hitter hidden, so the hitter goes off.
+    #[test]
+    fn t36_only_if_forced_a_hitter_hidden_with_one_die_left_is_borne_off_with_it() {
+        let plays = ["8/6 2/off(3)", "8/6/4* 2/off(2)", "8/6/4*/2/off"];
+        assert_both(
+            &[(1, 8), (2, 6), (8, 1)],
+            &[(4, 1), (24, 14)],
+            (2, 2),
+            &plays,
+            &plays,
+        );
+    }
+
+    /// T37. 12/9/6*/3 hides the hitter with one 3 left. Its other uses,
+    /// 5/2 or another checker off the 3-point, would each end the turn
+    /// with the hitter hidden, so they are no legal use and the hitter
+    /// goes off.
+    #[test]
+    fn t37_only_if_forced_a_move_elsewhere_that_leaves_the_hitter_hidden_is_no_other_use() {
+        let plays = ["12/9/6* 3/off(2)", "12/9/6* 5/2 3/off", "12/9/6*/3/off"];
+        assert_both(
+            &[(1, 7), (3, 6), (5, 1), (12, 1)],
+            &[(6, 1), (24, 14)],
+            (3, 3),
+            &plays,
+            &plays,
+        );
+    }
+
+    /// T11's position (3-1): after 4/3* the 3 has legal other uses that
+    /// do not hide the hitter (6/3 covering it, 5/2, 4/1), so
+    /// only_if_forced refuses 4/3*/off and nothing else.
+    #[test]
+    fn only_if_forced_refuses_bearing_the_hitter_off_when_the_die_has_a_legal_other_use() {
+        let x = [(6, 2), (5, 3), (4, 3), (2, 4), (1, 3)];
+        let o = [(3, 1), (24, 14)];
+        let always = results(&with_hit_bearoff(&x, &o, HitBearoff::Always), 3, 1);
+        let forced = with_hit_bearoff(&x, &o, HitBearoff::OnlyIfForced);
+        assert_eq!(always.len(), 15);
+        let refused = after(&forced, &["4/3*/off"]);
+        assert!(refused.is_subset(&always));
+        assert_eq!(results(&forced, 3, 1), &always - &refused);
+    }
+
+    /// The same position with 3-3: every sequence that bears the hitter
+    /// off from the 3-point keeps, at each die, another checker able to
+    /// move (6/3, 5/2, 4/1) without hiding it, so the four positions only
+    /// such sequences reach are lost. Positions where a covering checker
+    /// goes off instead (6/3* 6/3 3/off 4/1) stay.
+    #[test]
+    fn only_if_forced_refuses_it_with_a_double_when_other_uses_last_the_whole_turn() {
+        let x = [(6, 2), (5, 3), (4, 3), (2, 4), (1, 3)];
+        let o = [(3, 1), (24, 14)];
+        let always = results(&with_hit_bearoff(&x, &o, HitBearoff::Always), 3, 3);
+        let forced = with_hit_bearoff(&x, &o, HitBearoff::OnlyIfForced);
+        assert_eq!(always.len(), 16);
+        let refused = after(
+            &forced,
+            &[
+                "6/3*/off 6/3/off",
+                "6/3*/off 4/1(2)",
+                "6/3*/off 5/2 4/1",
+                "6/3*/off 5/2(2)",
+            ],
+        );
+        assert!(refused.is_subset(&always));
+        let forced_gives = results(&forced, 3, 3);
+        assert!(after(&forced, &["6/3* 6/3 3/off 4/1"]).is_subset(&forced_gives));
+        assert_eq!(forced_gives, &always - &refused);
+    }
+
+    /// A non-double where the hitter is forced off: after 4/3* nothing but
+    /// the hitter can use the 3 (the 1-point is not the rearmost).
+    #[test]
+    fn only_if_forced_allows_bearing_the_hitter_off_when_the_die_has_no_other_use() {
+        let plays = ["4/3*/off", "4/1 1/off"];
+        assert_both(
+            &[(4, 1), (1, 14)],
+            &[(3, 1), (24, 14)],
+            (3, 1),
+            &plays,
+            &plays,
+        );
+    }
 }
