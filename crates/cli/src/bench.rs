@@ -25,6 +25,9 @@ use crate::view::{GameView, TurnClient};
 /// What a load run counts, over all its workers.
 #[derive(Default)]
 struct Counts {
+    /// Calls sent again: the server was away (a restart, a connection
+    /// lost) or asked to wait (RATE_LIMITED).
+    retries: AtomicU64,
     /// Move calls answered.
     moves: AtomicU64,
     /// Versions the server stored: one per game created, and one per
@@ -117,18 +120,73 @@ impl Setup {
     }
 }
 
+/// A game a load run created: its id and its seat tokens (white, black).
+pub type Created = (String, [String; 2]);
+
+/// How long a call is sent again while the server is away before the run
+/// gives up.
+const OUTAGE: Duration = Duration::from_secs(60);
+
+/// Sends a call until it is answered, again while the server is away (it
+/// restarts, the connection is lost: the channel connects anew) or asks
+/// to wait (RATE_LIMITED), for up to [`OUTAGE`]. Every call carries a
+/// request id, so a retry is answered as first, never applied twice.
+async fn retrying<T, Fut>(counts: &Counts, mut call: impl FnMut() -> Fut) -> Result<T>
+where
+    Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    let deadline = Instant::now() + OUTAGE;
+    loop {
+        let status = match call().await {
+            Ok(answer) => return Ok(answer.into_inner()),
+            Err(status) => status,
+        };
+        let Some(wait) = retry_after(&status) else {
+            return Err(explain(status));
+        };
+        if Instant::now() + wait > deadline {
+            return Err(explain(status).context(format!(
+                "the server did not answer for {} s",
+                OUTAGE.as_secs()
+            )));
+        }
+        counts.retries.fetch_add(1, Ordering::Relaxed);
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// How long to wait before sending a refused call again, if it may be.
+fn retry_after(status: &tonic::Status) -> Option<Duration> {
+    use tonic::Code;
+    use tonic_types::StatusExt;
+    let again = Duration::from_millis(100);
+    match status.get_details_error_info() {
+        Some(info) if info.reason == "RATE_LIMITED" => {
+            let ms = info.metadata.get("retry_after_ms")?.parse().ok()?;
+            Some(Duration::from_millis(ms))
+        }
+        // The server's own answer: stopping, storage away, a write whose
+        // outcome is unknown.
+        Some(_) => (status.code() == Code::Unavailable).then_some(again),
+        // Every answer of the server has a reason: this one came from
+        // the connection (lost, or closed by a server going away).
+        None => Some(again),
+    }
+}
+
 /// Plays games while the move window is open, until the run is over,
 /// counting Move calls and stored versions; returns how long each Roll and
 /// Move call took. Games are created with the full client, turns played
 /// with `turns`, which decodes only what this loop reads (see
 /// [`crate::view`]).
 async fn play_games(
-    mut client: GameServiceClient<Channel>,
-    mut turns: TurnClient,
+    client: GameServiceClient<Channel>,
+    turns: TurnClient,
     mut window: watch::Receiver<Window>,
     games_left: Arc<AtomicU64>,
     counts: Arc<Counts>,
     setup: Setup,
+    created_games: Arc<std::sync::Mutex<Vec<Created>>>,
 ) -> Result<Vec<Duration>> {
     let mut n = 0u64;
     let mut latencies = Vec::new();
@@ -140,17 +198,24 @@ async fn play_games(
         {
             return Ok(latencies);
         }
-        let created = client
-            .new_game(pb::NewGameRequest {
-                variant: "standard".into(),
-                settings: Some(setup.settings()),
-                ..Default::default()
-            })
-            .await
-            .map_err(explain)?
-            .into_inner();
+        let new_game = pb::NewGameRequest {
+            variant: "standard".into(),
+            settings: Some(setup.settings()),
+            request_id: uuid::Uuid::new_v4().to_string(),
+            ..Default::default()
+        };
+        let created = retrying(&counts, || {
+            let mut client = client.clone();
+            let request = new_game.clone();
+            async move { client.new_game(request).await }
+        })
+        .await?;
         let tokens = [created.white_token, created.black_token];
         let mut game = GameView::from(created.game.context("NewGame returned no game")?);
+        created_games
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((game.game_id.clone(), tokens.clone()));
         counts.actions.fetch_add(game.version, Ordering::Relaxed);
         while open(&mut window, Window::Moves).await {
             n += 1;
@@ -163,38 +228,43 @@ async fn play_games(
             let version = game.version;
             let request_id = format!("bench-{game_id}-{version}");
             let sent = Instant::now();
+            // Checked once: the token makes a valid header.
+            authorized((), token)?;
             game = match pb::Phase::try_from(game.phase) {
-                Ok(pb::Phase::Roll) => turns
-                    .roll(authorized(
-                        pb::RollRequest {
-                            read_mask: read_mask.clone(),
-                            game_id,
-                            expected_version: game.version,
-                            request_id,
-                            dice_seed: String::new(),
-                        },
-                        token,
-                    )?)
-                    .await
-                    .map_err(explain)?
-                    .into_inner(),
+                Ok(pb::Phase::Roll) => {
+                    let roll = pb::RollRequest {
+                        read_mask: read_mask.clone(),
+                        game_id,
+                        expected_version: game.version,
+                        request_id,
+                        dice_seed: String::new(),
+                    };
+                    retrying(&counts, || {
+                        let mut turns = turns.clone();
+                        let request = authorized(roll.clone(), token);
+                        async move { turns.roll(request.map_err(bad_token)?).await }
+                    })
+                    .await?
+                }
                 Ok(pb::Phase::Move) => {
                     // Any legal play: vary it so games differ.
                     let plays = &game.legal_plays;
                     let play = plays[(n as usize) % plays.len()].notation.clone();
-                    let call = turns.play(authorized(
-                        pb::MoveRequest {
-                            read_mask: read_mask.clone(),
-                            game_id,
-                            expected_version: game.version,
-                            request_id,
-                            notation: play,
-                            moves: Vec::new(),
-                            dice_seed: String::new(),
-                        },
-                        token,
-                    )?);
-                    let game = call.await.map_err(explain)?.into_inner();
+                    let request = pb::MoveRequest {
+                        read_mask: read_mask.clone(),
+                        game_id,
+                        expected_version: game.version,
+                        request_id,
+                        notation: play,
+                        moves: Vec::new(),
+                        dice_seed: String::new(),
+                    };
+                    let game = retrying(&counts, || {
+                        let mut turns = turns.clone();
+                        let request = authorized(request.clone(), token);
+                        async move { turns.play(request.map_err(bad_token)?).await }
+                    })
+                    .await?;
                     counts.moves.fetch_add(1, Ordering::Relaxed);
                     game
                 }
@@ -207,6 +277,11 @@ async fn play_games(
         }
     }
     Ok(latencies)
+}
+
+/// A token that makes no header (never: it was checked before).
+fn bad_token(e: anyhow::Error) -> tonic::Status {
+    tonic::Status::invalid_argument(e.to_string())
 }
 
 /// The `q` quantile (0..=1) of sorted durations, in milliseconds.
@@ -223,13 +298,21 @@ async fn check_health(
     calls: Arc<AtomicU64>,
 ) -> Result<()> {
     while open(&mut window, Window::HealthChecks).await {
-        client
+        let answer = client
             .check(HealthCheckRequest {
                 service: String::new(),
             })
-            .await
-            .map_err(explain)?;
-        calls.fetch_add(1, Ordering::Relaxed);
+            .await;
+        match answer {
+            Ok(_) => {
+                calls.fetch_add(1, Ordering::Relaxed);
+            }
+            // The server away: asked again (not counted), as moves are.
+            Err(status) => match retry_after(&status) {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return Err(explain(status)),
+            },
+        }
     }
     Ok(())
 }
@@ -264,7 +347,7 @@ pub async fn load(
     seconds: f64,
     slice_seconds: f64,
     setup: Setup,
-) -> Result<()> {
+) -> Result<Vec<Created>> {
     let seconds_of = |name: &str, value: f64| {
         Duration::try_from_secs_f64(value)
             .ok()
@@ -279,6 +362,7 @@ pub async fn load(
     let checks = Arc::new(AtomicU64::new(0));
     let games_left = Arc::new(AtomicU64::new(if games == 0 { u64::MAX } else { games }));
     let (switch, window) = watch::channel(Window::Moves);
+    let created_games = Arc::new(std::sync::Mutex::new(Vec::new()));
     let players: Vec<_> = (0..concurrency.max(1))
         .map(|i| {
             tokio::spawn(play_games(
@@ -288,6 +372,7 @@ pub async fn load(
                 games_left.clone(),
                 counts.clone(),
                 setup,
+                created_games.clone(),
             ))
         })
         .collect();
@@ -336,7 +421,7 @@ pub async fn load(
     latencies.sort_unstable();
 
     println!(
-        "mode={} servers={} concurrency={concurrency} seconds={seconds} slice_seconds={} moves={} actions={} health_checks={} verifiable_dice={} answers={}",
+        "mode={} servers={} concurrency={concurrency} seconds={seconds} slice_seconds={} moves={} actions={} health_checks={} retries={} verifiable_dice={} answers={}",
         match setup.mode {
             Mode::Classic => "classic",
             Mode::AutoRoll => "auto-roll",
@@ -346,6 +431,7 @@ pub async fn load(
         counts.moves.load(Ordering::Relaxed),
         counts.actions.load(Ordering::Relaxed),
         checks.load(Ordering::Relaxed),
+        counts.retries.load(Ordering::Relaxed),
         setup.verifiable_dice,
         if setup.whole_answers {
             "whole"
@@ -364,7 +450,8 @@ pub async fn load(
         "move_rps={move_rps:.1} health_rps={health_rps:.1} ratio={:.3}",
         move_rps / health_rps.max(f64::MIN_POSITIVE)
     );
-    Ok(())
+    let created = std::mem::take(&mut *created_games.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok(created)
 }
 
 /// `bgctl bench watch`: plays a long match on the first server and

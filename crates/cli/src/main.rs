@@ -331,7 +331,10 @@ enum Bench {
     /// line counts the moves and the actions the server stored, the last is
     /// `move_rps=<x> health_rps=<y> ratio=<x/y>`. With `--addr A,B,...`
     /// (replicas of one service), the games and checks are spread over
-    /// them.
+    /// them. A call the server could not answer (it restarts, a connection
+    /// is lost, RATE_LIMITED) is sent again with its request id, for up to
+    /// a minute (`retries=` counts them). With --tokens, the seat tokens of
+    /// the games played are saved there.
     Load {
         /// Games played at once (one worker each). Every figure in the
         /// README is at the default: with fewer, the server waits for its
@@ -445,23 +448,39 @@ fn run() -> Result<()> {
                     verifiable_dice,
                     whole_answers,
                 },
-        } => tokio::runtime::Runtime::new()?.block_on(bench::load(
-            &transport?,
-            &addresses(&cli.addr),
-            concurrency,
-            games,
-            seconds,
-            slice_seconds,
-            bench::Setup {
-                mode: if auto_roll {
-                    bench::Mode::AutoRoll
-                } else {
-                    bench::Mode::Classic
+        } => {
+            let created = tokio::runtime::Runtime::new()?.block_on(bench::load(
+                &transport?,
+                &addresses(&cli.addr),
+                concurrency,
+                games,
+                seconds,
+                slice_seconds,
+                bench::Setup {
+                    mode: if auto_roll {
+                        bench::Mode::AutoRoll
+                    } else {
+                        bench::Mode::Classic
+                    },
+                    verifiable_dice,
+                    whole_answers,
                 },
-                verifiable_dice,
-                whole_answers,
-            },
-        )),
+            ))?;
+            if let Some(path) = &cli.tokens {
+                // Asked for: the games stay playable (`bgctl show`, `move`).
+                let mut saved = Tokens::load(path)?;
+                for (game_id, [white, black]) in &created {
+                    saved.insert(game_id, white, black);
+                }
+                saved.save(path)?;
+                eprintln!(
+                    "seat tokens of {} games saved in {}",
+                    created.len(),
+                    path.display()
+                );
+            }
+            Ok(())
+        }
         Command::Bench {
             bench: Bench::Watch { actions },
         } => tokio::runtime::Runtime::new()?.block_on(bench::watch(

@@ -13,6 +13,8 @@ use bg_tests::plugin_dir;
 
 struct Server {
     addr: String,
+    /// What it was started with, to start it again.
+    config: bg_server::Config,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     plugins: tempfile::TempDir,
@@ -88,41 +90,64 @@ impl Server {
             request_retention: None,
             watch_resync: Duration::from_secs(5),
             tls,
+            limits: bg_server::Limits::default(),
         };
+        let mut server = Server {
+            addr: format!("http://{listen}"),
+            config,
+            stop: None,
+            thread: None,
+            plugins,
+            _data: data,
+        };
+        server.run();
+        server
+    }
+
+    /// Runs the server on a thread of its own until stopped, and waits
+    /// until it listens.
+    fn run(&mut self) {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
+        let config = self.config.clone();
+        let listen = config.listen;
+        self.thread = Some(std::thread::spawn(move || {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             runtime
                 .block_on(bg_server::run(config, async {
                     let _ = stopped.await;
                 }))
                 .unwrap();
-        });
-        let server = Server {
-            addr: format!("http://{listen}"),
-            stop: Some(stop),
-            thread: Some(thread),
-            plugins,
-            _data: data,
-        };
+        }));
+        self.stop = Some(stop);
         for _ in 0..200 {
             if std::net::TcpStream::connect(listen).is_ok() {
-                return server;
+                return;
             }
             std::thread::sleep(Duration::from_millis(25));
         }
         panic!("the server did not listen on {listen}");
     }
-}
 
-impl Drop for Server {
-    fn drop(&mut self) {
+    /// Stops the server (as SIGTERM does) and waits until it has stopped.
+    fn stop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+
+    /// Stops the server and starts it again on the same port and data.
+    fn restart(&mut self) {
+        self.stop();
+        self.run();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -1026,4 +1051,52 @@ fn bgctl_verify_accepts_the_record_of_every_kind_of_match() {
             "{variant}: {verified}"
         );
     }
+}
+
+/// Issue 34: `bgctl bench load` goes on through a server restart, sending
+/// its calls again with their request ids (it used to exit 1 with a
+/// transport error), and, given `--tokens`, saves the games it created
+/// there, playable afterwards.
+#[test]
+fn bench_load_goes_on_through_a_restart_and_saves_its_games_with_tokens() {
+    let mut server = Server::start();
+    let folder = tempfile::tempdir().unwrap();
+    let tokens = folder.path().join("bench-tokens.json");
+    let bench = Command::new(env!("CARGO_BIN_EXE_bgctl"))
+        .arg("--addr")
+        .arg(&server.addr)
+        .arg("--tokens")
+        .arg(&tokens)
+        .args(["bench", "load", "--concurrency", "4", "--seconds", "3"])
+        .args(["--slice-seconds", "0.5", "--auto-roll"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    server.restart();
+    let output = bench.wait_with_output().unwrap();
+    let printed = ok(output);
+    let retries: u64 = field(&printed, "retries=")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        retries > 0,
+        "calls were sent again after the restart:\n{printed}"
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
+    let games: Vec<String> = saved
+        .as_object()
+        .unwrap_or_else(|| panic!("{saved}"))
+        .keys()
+        .cloned()
+        .collect();
+    assert!(!games.is_empty(), "{saved}");
+    // The saved tokens work: a game the bench played is shown.
+    let shown = ok(bgctl(&server, &tokens, &["show", &games[0]]));
+    assert!(shown.contains(&games[0]), "{shown}");
 }

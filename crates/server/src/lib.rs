@@ -6,12 +6,14 @@
 //! health, reflection and graceful shutdown. It never knows a variant's
 //! rules (those come from plugins) and never computes legality itself.
 
+pub mod connections;
 pub mod convert;
 pub mod data_dir;
 pub mod error;
 pub mod fields;
 pub mod games;
 pub mod metrics;
+pub mod rate_limit;
 pub mod service;
 pub mod snapshot;
 pub mod tls;
@@ -28,7 +30,6 @@ use bg_store::{Durability, GameStore, PgStore, SqliteStore};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::codec::CompressionEncoding;
-use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
@@ -113,6 +114,54 @@ pub struct Config {
     pub watch_resync: Duration,
     /// TLS on the gRPC port (None: plain TCP, for local use).
     pub tls: Option<TlsFiles>,
+    /// What clients may hold and ask for.
+    pub limits: Limits,
+}
+
+/// What clients may hold and ask for: connections, streams, watchers and
+/// games created, each with a default an operator may change.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub connections: connections::Limits,
+    /// Calls in flight on one connection (HTTP/2 MAX_CONCURRENT_STREAMS,
+    /// advertised to clients).
+    pub streams_per_connection: u32,
+    /// WatchGame streams open on one game, on this server.
+    pub watchers_per_game: usize,
+    /// Games one caller may create: a burst, refilled at a rate per
+    /// second (None: no limit).
+    pub new_games: Option<rate_limit::Rate>,
+}
+
+impl Limits {
+    pub const MAX_CONNECTIONS: usize = 4096;
+    pub const IDLE_CONNECTION_SECONDS: f64 = 300.0;
+    pub const HANDSHAKE_SECONDS: f64 = 10.0;
+    pub const STREAMS_PER_CONNECTION: u32 = 256;
+    pub const WATCHERS_PER_GAME: usize = 256;
+    /// A site's backend is one caller for all its players: room for a
+    /// busy one (a server plays a few hundred games a second at most),
+    /// while a flood is held to this.
+    pub const NEW_GAMES_PER_SECOND: f64 = 100.0;
+    pub const NEW_GAMES_BURST: u32 = 1000;
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            connections: connections::Limits {
+                max_connections: Limits::MAX_CONNECTIONS,
+                idle: Duration::from_secs_f64(Limits::IDLE_CONNECTION_SECONDS),
+                handshake: Duration::from_secs_f64(Limits::HANDSHAKE_SECONDS),
+            },
+            streams_per_connection: Limits::STREAMS_PER_CONNECTION,
+            watchers_per_game: Limits::WATCHERS_PER_GAME,
+            new_games: Some(rate_limit::Rate {
+                per_second: Limits::NEW_GAMES_PER_SECOND,
+                burst: f64::from(Limits::NEW_GAMES_BURST),
+            }),
+        }
+    }
 }
 
 /// Runs the server until `shutdown` resolves: reports NOT_SERVING, lets
@@ -210,7 +259,10 @@ async fn serve<S: GameStore>(
     let writable = store.writable();
     let closing = store.clone();
     let changes = store.changes();
-    let games = Arc::new(games::Games::new(store, secret, plugins, stop_rx.clone()));
+    let games = Arc::new(
+        games::Games::new(store, secret, plugins, stop_rx.clone())
+            .with_watchers_per_game(config.limits.watchers_per_game),
+    );
     if let Some(changes) = changes {
         // Another server's commits reach this server's watchers.
         tokio::spawn(
@@ -229,11 +281,12 @@ async fn serve<S: GameStore>(
     // deflate, zstd);
     // answers go uncompressed: they are small, and compressing costs more
     // time than it saves on the wire.
-    let game_service = GameServiceServer::new(service::Service::new(games))
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .accept_compressed(CompressionEncoding::Gzip)
-        .accept_compressed(CompressionEncoding::Deflate)
-        .accept_compressed(CompressionEncoding::Zstd);
+    let game_service =
+        GameServiceServer::new(service::Service::new(games, config.limits.new_games))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Deflate)
+            .accept_compressed(CompressionEncoding::Zstd);
     // Reflection in both versions: grpcurl before 1.8.8, evans and older
     // Postman only ask v1alpha.
     let reflection_v1 = reflection()
@@ -273,9 +326,16 @@ async fn serve<S: GameStore>(
         let _ = stop_tx.send(true);
         let _ = begun_tx.send(true);
     };
+    let keepalive = (config.limits.connections.idle / 3).min(KEEPALIVE_INTERVAL);
     let serving = builder
         .timeout(Duration::from_secs(30))
-        .concurrency_limit_per_connection(256)
+        .concurrency_limit_per_connection(config.limits.streams_per_connection as usize)
+        .max_concurrent_streams(config.limits.streams_per_connection)
+        // Every live client answers these pings: its connection is never
+        // silent for --idle-connection-seconds (see `connections`), and a
+        // peer that no longer answers is dropped.
+        .http2_keepalive_interval(Some(keepalive))
+        .http2_keepalive_timeout(Some(keepalive.min(KEEPALIVE_TIMEOUT)))
         .layer(error::ErrorInfoLayer)
         .layer(metrics::RpcMetricsLayer)
         .add_service(health_service)
@@ -283,11 +343,7 @@ async fn serve<S: GameStore>(
         .add_service(reflection_v1alpha)
         .add_service(game_service)
         .serve_with_incoming_shutdown(
-            // Answers are written at once: without TCP_NODELAY, Nagle's
-            // algorithm meets delayed ACKs and adds ~40 ms to larger replies.
-            TcpIncoming::from(listener)
-                .with_nodelay(Some(true))
-                .with_keepalive(Some(Duration::from_secs(60))),
+            connections::Incoming::new(listener, config.limits.connections),
             stopping,
         );
     // Clients that never close their connections must not hold the
@@ -319,6 +375,12 @@ fn reflection() -> tonic_reflection::server::Builder<'static> {
         .register_encoded_file_descriptor_set(bg_api::v1::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
 }
+
+/// How often the server pings each client's connection (at most: three
+/// times within the idle limit), and how long it waits for the answer
+/// before dropping it.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How long the store may take to finish its writes and checkpoint at
 /// shutdown.

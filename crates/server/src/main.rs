@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use bg_server::{Config, Database, TlsFiles, run};
+use bg_server::rate_limit::Rate;
+use bg_server::{Config, Database, Limits, TlsFiles, connections, run};
 use bg_store::Durability;
 use clap::{Parser, Subcommand, ValueEnum};
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
@@ -99,6 +100,35 @@ struct Cli {
     /// Needs --tls-cert.
     #[arg(long, env = "BACKGAMMON_CLIENT_CA", requires = "tls_cert")]
     client_ca: Option<PathBuf>,
+    /// Client connections open at once; more are closed as they come, so
+    /// the server keeps file descriptors for its own files. Keep it below
+    /// the process's descriptor limit (`ulimit -n`).
+    #[arg(long, env = "BACKGAMMON_MAX_CONNECTIONS", default_value_t = Limits::MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Seconds a connection may send nothing before it is closed (the
+    /// server pings every client each minute, and a live one answers).
+    #[arg(long, env = "BACKGAMMON_IDLE_CONNECTION_SECONDS", default_value_t = Limits::IDLE_CONNECTION_SECONDS, value_parser = seconds)]
+    idle_connection_seconds: f64,
+    /// Seconds a new connection has to send its first bytes (the TLS or
+    /// HTTP/2 handshake).
+    #[arg(long, env = "BACKGAMMON_HANDSHAKE_SECONDS", default_value_t = Limits::HANDSHAKE_SECONDS, value_parser = seconds)]
+    handshake_seconds: f64,
+    /// Calls in flight on one connection (HTTP/2 MAX_CONCURRENT_STREAMS,
+    /// advertised to clients; a WatchGame stream is one).
+    #[arg(long, env = "BACKGAMMON_MAX_STREAMS_PER_CONNECTION", default_value_t = Limits::STREAMS_PER_CONNECTION)]
+    max_streams_per_connection: u32,
+    /// WatchGame streams one game may have open on this server; more are
+    /// refused with RESOURCE_EXHAUSTED, TOO_MANY_WATCHERS.
+    #[arg(long, env = "BACKGAMMON_MAX_WATCHERS_PER_GAME", default_value_t = Limits::WATCHERS_PER_GAME)]
+    max_watchers_per_game: usize,
+    /// Games one caller (its client certificate, or else its IP address)
+    /// may create per second, on average; more are refused with
+    /// RESOURCE_EXHAUSTED, RATE_LIMITED. 0: no limit.
+    #[arg(long, env = "BACKGAMMON_NEW_GAMES_PER_SECOND", default_value_t = Limits::NEW_GAMES_PER_SECOND, value_parser = rate)]
+    new_games_per_second: f64,
+    /// Games one caller may create at once before the rate above applies.
+    #[arg(long, env = "BACKGAMMON_NEW_GAMES_BURST", default_value_t = Limits::NEW_GAMES_BURST)]
+    new_games_burst: u32,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -289,9 +319,30 @@ fn main() -> Result<()> {
                     }),
                     _ => None,
                 },
+                limits: Limits {
+                    connections: connections::Limits {
+                        max_connections: cli.max_connections.max(1),
+                        idle: Duration::from_secs_f64(cli.idle_connection_seconds.clamp(0.1, 1e9)),
+                        handshake: Duration::from_secs_f64(cli.handshake_seconds.clamp(0.1, 1e9)),
+                    },
+                    streams_per_connection: cli.max_streams_per_connection.max(1),
+                    watchers_per_game: cli.max_watchers_per_game.max(1),
+                    new_games: (cli.new_games_per_second > 0.0).then(|| Rate {
+                        per_second: cli.new_games_per_second,
+                        burst: f64::from(cli.new_games_burst.max(1)),
+                    }),
+                },
             };
             runtime.block_on(run(config, termination()))
         }
+    }
+}
+
+/// A rate per second: finite and not negative.
+fn rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 0.0 => Ok(r),
+        _ => Err(format!("{text:?} is not a rate per second (0 or more)")),
     }
 }
 

@@ -19,6 +19,9 @@ pub const WATCHERS: &str = "backgammon_watchers";
 pub const STORAGE_ERRORS: &str = "backgammon_storage_errors_total";
 pub const BUILD_INFO: &str = "backgammon_build_info";
 pub const VARIANT_LOADED: &str = "backgammon_variant_loaded";
+pub const CONNECTIONS: &str = "backgammon_connections_open";
+pub const CONNECTIONS_REFUSED: &str = "backgammon_connections_refused_total";
+pub const REFUSED_BY_LIMIT: &str = "backgammon_requests_limited_total";
 
 /// Latency buckets, in seconds (histograms rather than summaries). They
 /// start at 0.1 ms: a group commit and its COMMIT on a local disk take
@@ -50,6 +53,15 @@ pub fn describe() {
         VARIANT_LOADED,
         "1 for each variant plugin loaded, labelled with its name and version"
     );
+    describe_gauge!(CONNECTIONS, "Client connections open");
+    describe_counter!(
+        CONNECTIONS_REFUSED,
+        "Connections closed as they came, over --max-connections"
+    );
+    describe_counter!(
+        REFUSED_BY_LIMIT,
+        "Requests refused by an operator's limit (RESOURCE_EXHAUSTED), by limit"
+    );
     bg_store::describe_metrics();
     bg_plugin_host::describe_metrics();
     gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
@@ -57,6 +69,19 @@ pub fn describe() {
 
 pub fn action_committed(variant: &str) {
     counter!(ACTIONS, "variant" => variant.to_string()).increment(1);
+}
+
+pub fn connections_open(count: usize) {
+    gauge!(CONNECTIONS).set(count as f64);
+}
+
+pub fn connection_refused() {
+    counter!(CONNECTIONS_REFUSED).increment(1);
+}
+
+/// A request refused by a limit: `watchers_per_game`, `new_games_rate`.
+pub fn limited(limit: &'static str) {
+    counter!(REFUSED_BY_LIMIT, "limit" => limit).increment(1);
 }
 
 pub fn games_in_memory(count: usize) {

@@ -18,14 +18,49 @@ use crate::convert;
 use crate::error::ApiError;
 use crate::fields::{Fields, GameField};
 use crate::games::{Action, Games, check_request_id, fingerprint, game_id_of};
+use crate::rate_limit::{Limiter, Rate};
 
 pub struct Service<S> {
     games: Arc<Games<S>>,
+    /// Games created per caller (None: no limit).
+    new_games: Option<Limiter>,
 }
 
 impl<S> Service<S> {
-    pub fn new(games: Arc<Games<S>>) -> Self {
-        Service { games }
+    pub fn new(games: Arc<Games<S>>, new_games: Option<Rate>) -> Self {
+        Service {
+            games,
+            new_games: new_games.map(Limiter::new),
+        }
+    }
+
+    /// Refuses a caller creating games faster than the operator allows:
+    /// RESOURCE_EXHAUSTED, `RATE_LIMITED`, with the milliseconds to wait.
+    fn check_new_game_rate<T>(
+        &self,
+        request: &Request<T>,
+        certified: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let Some(limiter) = &self.new_games else {
+            return Ok(());
+        };
+        // The certificate names the caller; without one, its address
+        // does (behind a proxy, every caller shares the proxy's).
+        let caller = match (certified, request.remote_addr()) {
+            (Some(certified), _) => certified.to_string(),
+            (None, Some(address)) => address.ip().to_string(),
+            (None, None) => "unknown".to_string(),
+        };
+        limiter.take(&caller).map_err(|wait| {
+            crate::metrics::limited("new_games_rate");
+            let ms = wait.as_millis().max(1);
+            ApiError::new(
+                Code::ResourceExhausted,
+                "RATE_LIMITED",
+                format!("this caller creates games faster than the server allows (--new-games-per-second): retry in {ms} ms"),
+            )
+            .with("retry_after_ms", ms)
+        })
     }
 }
 
@@ -193,6 +228,7 @@ impl<S: GameStore> GameService for Service<S> {
         request: Request<pb::NewGameRequest>,
     ) -> Result<Response<pb::NewGameResponse>, Status> {
         let caller = certified_caller(&request);
+        self.check_new_game_rate(&request, caller.as_deref())?;
         Ok(Response::new(
             self.games
                 .new_game(request.get_ref(), caller.as_deref())

@@ -55,6 +55,8 @@ pub struct Games<S> {
     plugins: Arc<PluginHost>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     shutdown: watch::Receiver<bool>,
+    /// WatchGame streams one game may have open here.
+    watchers_per_game: usize,
 }
 
 impl<S: GameStore> Games<S> {
@@ -70,7 +72,14 @@ impl<S: GameStore> Games<S> {
             plugins,
             slots: Mutex::new(HashMap::new()),
             shutdown,
+            watchers_per_game: usize::MAX,
         }
+    }
+
+    /// At most `limit` watchers of one game on this server.
+    pub fn with_watchers_per_game(mut self, limit: usize) -> Games<S> {
+        self.watchers_per_game = limit;
+        self
     }
 
     pub fn plugins(&self) -> &PluginHost {

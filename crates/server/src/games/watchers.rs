@@ -133,6 +133,19 @@ impl<S: GameStore> Games<S> {
         let (mut updates, current, snapshot) = {
             let mut guard = slot.live.lock().await;
             let live = self.fresh(&slot, &mut guard, game_id).await?;
+            // Counted under the lock: two watchers cannot both take the
+            // last place.
+            if slot.updates.receiver_count() >= self.watchers_per_game {
+                crate::metrics::limited("watchers_per_game");
+                return Err(ApiError::new(
+                    Code::ResourceExhausted,
+                    "TOO_MANY_WATCHERS",
+                    format!(
+                        "this game has {} watchers on this server, the most allowed (--max-watchers-per-game)",
+                        self.watchers_per_game
+                    ),
+                ));
+            }
             let current = live.record.version;
             // The game as it stands ends a catch-up (none when there is none).
             let snapshot = if from_version < current {
