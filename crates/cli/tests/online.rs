@@ -91,6 +91,8 @@ impl Server {
             watch_resync: Duration::from_secs(5),
             tls,
             limits: bg_server::Limits::default(),
+            finished_retention: None,
+            archive_dir: None,
         };
         let mut server = Server {
             addr: format!("http://{listen}"),

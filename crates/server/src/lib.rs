@@ -116,6 +116,11 @@ pub struct Config {
     pub tls: Option<TlsFiles>,
     /// What clients may hold and ask for.
     pub limits: Limits,
+    /// How long matches are kept once they ended (None: for good).
+    pub finished_retention: Option<Duration>,
+    /// Where each finished match's JSON record is written before it is
+    /// removed (None: removed without a record).
+    pub archive_dir: Option<PathBuf>,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and
@@ -270,6 +275,17 @@ async fn serve<S: GameStore>(
                 .clone()
                 .follow_changes(changes, config.watch_resync, stop_rx.clone()),
         );
+    }
+    if let Some(retention) = config.finished_retention {
+        if let Some(folder) = &config.archive_dir {
+            std::fs::create_dir_all(folder)
+                .with_context(|| format!("creating the archive folder {}", folder.display()))?;
+        }
+        let every = (retention / 4).clamp(Duration::from_millis(250), Duration::from_secs(3600));
+        let (games, archive) = (games.clone(), config.archive_dir.clone());
+        tokio::spawn(repeat(every, stop_rx.clone(), move || {
+            retire_finished_matches(games.clone(), retention, archive.clone())
+        }));
     }
     let idle = config.idle_eviction;
     let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
@@ -489,6 +505,25 @@ async fn forget_old_requests<S: bg_store::GameStore>(store: S, retention: Durati
         Ok(forgotten) => tracing::debug!(forgotten, "old request ids forgotten"),
         Err(e) => {
             tracing::warn!(error = %e, "forgetting old request ids failed; retried later")
+        }
+    }
+}
+
+/// Removes the matches that ended longer than `retention` ago, each
+/// written first into `archive` if there is one.
+async fn retire_finished_matches<S: bg_store::GameStore>(
+    games: Arc<games::Games<S>>,
+    retention: Duration,
+    archive: Option<PathBuf>,
+) {
+    let Some(before) = std::time::SystemTime::now().checked_sub(retention) else {
+        return;
+    };
+    match games.retire_finished(before, archive.as_deref()).await {
+        Ok(0) => {}
+        Ok(removed) => tracing::info!(removed, "finished matches past their retention removed"),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "removing finished matches failed; retried later")
         }
     }
 }

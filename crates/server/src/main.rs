@@ -129,6 +129,20 @@ struct Cli {
     /// Games one caller may create at once before the rate above applies.
     #[arg(long, env = "BACKGAMMON_NEW_GAMES_BURST", default_value_t = Limits::NEW_GAMES_BURST)]
     new_games_burst: u32,
+    /// Seconds a match is kept once it has ended, then removed with its
+    /// log (0: kept for good). With --archive-dir, its JSON record is
+    /// written there first.
+    #[arg(
+        long,
+        env = "BACKGAMMON_FINISHED_RETENTION_SECONDS",
+        default_value_t = 0.0,
+        value_parser = seconds
+    )]
+    finished_retention_seconds: f64,
+    /// Folder where each finished match's JSON record (ExportMatch's) is
+    /// written, as GAME_ID.json, before the retention removes it.
+    #[arg(long, env = "BACKGAMMON_ARCHIVE_DIR")]
+    archive_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -319,6 +333,10 @@ fn main() -> Result<()> {
                     }),
                     _ => None,
                 },
+                finished_retention: Duration::try_from_secs_f64(cli.finished_retention_seconds)
+                    .ok()
+                    .filter(|d| !d.is_zero()),
+                archive_dir: cli.archive_dir,
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),

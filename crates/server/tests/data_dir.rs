@@ -489,3 +489,104 @@ async fn a_new_data_folder_and_its_files_are_private_whatever_the_umask() {
     assert_eq!(get_game(&mut client, &g).await, g.game);
     assert_eq!(mode_of(&data.join("games.db")), 0o600);
 }
+
+/// Resigns the game in progress for the seat on turn.
+async fn resign(client: &mut Client, g: &mut Game) {
+    let resign = pb::ResignRequest {
+        read_mask: None,
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: pb::ResignAction::Resign as i32,
+        level: 0,
+    };
+    g.game = client
+        .resign(with_token(resign, g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+}
+
+/// Waits (up to 20 s) until `game` is gone from the server.
+async fn gone(client: &mut Client, game: &Game) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        let read = client
+            .get_game(pb::GetGameRequest {
+                game_id: game.id(),
+                read_mask: None,
+            })
+            .await;
+        match read {
+            Err(status) if status.code() == Code::NotFound => return true,
+            Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            Err(status) => panic!("{status:?}"),
+        }
+    }
+    false
+}
+
+/// Issue 34: with a retention, a match that ended is removed once it is
+/// older than that, its JSON record written first into the archive
+/// folder; a match still running stays, however old. An archive that
+/// cannot be written keeps the match stored until it can.
+#[tokio::test(flavor = "multi_thread")]
+async fn finished_matches_are_archived_then_removed_after_their_retention() {
+    let folder = tempfile::tempdir().unwrap();
+    let archive = folder.path().join("archive");
+    let fixture = start_with_args(&[
+        "--finished-retention-seconds",
+        "1",
+        "--archive-dir",
+        archive.to_str().unwrap(),
+    ]);
+    let mut client = connect(&fixture.server.addr).await;
+    let one_point = pb::MatchSettings {
+        match_length: 1,
+        ..Default::default()
+    };
+    let running = new_game(&mut client, one_point).await;
+    let mut ended = new_game(&mut client, one_point).await;
+    resign(&mut client, &mut ended).await;
+    assert_eq!(ended.game.phase, pb::Phase::MatchOver as i32);
+    let exported = client
+        .export_match(pb::ExportMatchRequest {
+            game_id: ended.id(),
+            format: pb::RecordFormat::Json as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .text;
+
+    assert!(
+        gone(&mut client, &ended).await,
+        "removed after its retention"
+    );
+    let archived = std::fs::read_to_string(archive.join(format!("{}.json", ended.id()))).unwrap();
+    assert_eq!(archived, exported, "the record as ExportMatch gave it");
+    assert_eq!(
+        get_game(&mut client, &running).await,
+        running.game,
+        "a running match stays"
+    );
+
+    // The archive folder replaced by a file: nothing can be written, so
+    // the match stays stored; once the folder is back, it goes.
+    let moved = folder.path().join("archive-away");
+    std::fs::rename(&archive, &moved).unwrap();
+    std::fs::write(&archive, b"not a folder").unwrap();
+    let mut blocked = new_game(&mut client, one_point).await;
+    resign(&mut client, &mut blocked).await;
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    assert_eq!(
+        get_game(&mut client, &blocked).await,
+        blocked.game,
+        "kept while its record cannot be written"
+    );
+    std::fs::remove_file(&archive).unwrap();
+    std::fs::rename(&moved, &archive).unwrap();
+    assert!(gone(&mut client, &blocked).await);
+    assert!(archive.join(format!("{}.json", blocked.id())).exists());
+}

@@ -86,6 +86,9 @@ pub struct GameRecord {
     /// The position every game starts from, as JSON, when the game was set
     /// up from one (None: the variant's own setup).
     pub start_board: Option<String>,
+    /// The match is over: no action changes it any more. The store notes
+    /// when it was first stored so, for [`GameStore::finished_before`].
+    pub finished: bool,
 }
 
 impl std::fmt::Debug for GameRecord {
@@ -313,4 +316,21 @@ pub trait GameStore: Clone + Send + Sync + 'static {
         &self,
         before: SystemTime,
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// The ids of at most `limit` matches that ended before `before`,
+    /// those that ended first first.
+    fn finished_before(
+        &self,
+        before: SystemTime,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Removes a match that has ended, with its log and its request ids
+    /// (its actions' and the NewGame's), all or nothing. False, and
+    /// nothing removed, when no match that ended has this id (it runs, or
+    /// is gone already).
+    fn remove_finished(
+        &self,
+        game_id: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

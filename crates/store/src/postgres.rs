@@ -469,8 +469,8 @@ fn bind_log<'q>(
 const CREATE: &str = "\
 WITH created AS (
     INSERT INTO games (game_id, variant, variant_version, options, version, state,
-                       white_token_hash, black_token_hash, start_board)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                       white_token_hash, black_token_hash, start_board, finished_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $19 THEN now() END)
     RETURNING game_id
 ), logged AS (
     INSERT INTO game_events (game_id, version, events)
@@ -486,7 +486,8 @@ SELECT 1 AS stored FROM created";
 /// still at `$4`.
 const COMMIT: &str = "\
 WITH updated AS (
-    UPDATE games SET version = $1, state = $2, updated_at = now()
+    UPDATE games SET version = $1, state = $2, updated_at = now(),
+                     finished_at = CASE WHEN $14 THEN now() END
     WHERE game_id = $3 AND version = $4
     RETURNING game_id
 ), logged AS (
@@ -550,7 +551,7 @@ impl GameStore for PgStore {
             .bind(&game.token_hashes[0])
             .bind(&game.token_hashes[1])
             .bind(&game.start_board);
-        let query = bind_log(query, entry, request)?;
+        let query = bind_log(query, entry, request)?.bind(game.finished);
         let mut connection = self.connection().await?;
         query
             .fetch_optional(&mut *connection)
@@ -562,8 +563,8 @@ impl GameStore for PgStore {
 
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board \
-             FROM games WHERE game_id = $1",
+            "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board, \
+             (CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END)::int8 AS finished FROM games WHERE game_id = $1",
         )
         .bind(game_id)
         .fetch_optional(&self.pool)
@@ -585,7 +586,7 @@ impl GameStore for PgStore {
             .bind(&game.state)
             .bind(&game.game_id)
             .bind(version_param(expected_version)?);
-        let query = bind_log(query, entry, request)?;
+        let query = bind_log(query, entry, request)?.bind(game.finished);
         let mut connection = self.connection().await?;
         let start = std::time::Instant::now();
         let stored = query
@@ -715,7 +716,53 @@ impl GameStore for PgStore {
             }
         }
     }
+
+    async fn finished_before(
+        &self,
+        before: SystemTime,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        let before = unix_seconds(before) as f64;
+        sqlx::query_scalar(
+            "SELECT game_id FROM games WHERE finished_at IS NOT NULL \
+             AND finished_at < to_timestamp($1) ORDER BY finished_at LIMIT $2",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .by_deadline()
+        .await
+        .map_err(|e| self.read_failed(e))
+    }
+
+    async fn remove_finished(&self, game_id: &str) -> Result<bool, StoreError> {
+        let removed = sqlx::query(REMOVE_FINISHED)
+            .bind(game_id)
+            .bind(crate::action_scope(game_id, "white"))
+            .bind(crate::action_scope(game_id, "black"))
+            .fetch_optional(&self.pool)
+            .by_deadline()
+            .await
+            .map_err(|e| self.write_failed(e))?;
+        Ok(removed.is_some())
+    }
 }
+
+/// A match that has ended, removed with its log and request ids in one
+/// statement (nothing when it runs or is gone). NewGame's row is found by
+/// the game it created: a scan of NewGame's ids, once per match removed.
+const REMOVE_FINISHED: &str = "\
+WITH removed AS (
+    DELETE FROM games WHERE game_id = $1 AND finished_at IS NOT NULL
+    RETURNING game_id
+), log AS (
+    DELETE FROM game_events WHERE game_id IN (SELECT game_id FROM removed)
+), actions AS (
+    DELETE FROM requests WHERE scope IN ($2, $3) AND EXISTS (SELECT 1 FROM removed)
+), created AS (
+    DELETE FROM requests WHERE scope = 'new-game' AND game_id IN (SELECT game_id FROM removed)
+)
+SELECT 1 AS removed FROM removed";
 
 #[cfg(test)]
 mod tests {

@@ -50,6 +50,7 @@ where
 {
     let what = format!("game {game_id}");
     let what = what.as_str();
+    let finished: i64 = column(row, "finished", what)?;
     Ok(GameRecord {
         game_id: column(row, "game_id", what)?,
         variant: column(row, "variant", what)?,
@@ -62,6 +63,7 @@ where
             column(row, "black_token_hash", what)?,
         ],
         start_board: column(row, "start_board", what)?,
+        finished: finished != 0,
     })
 }
 

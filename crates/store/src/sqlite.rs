@@ -240,8 +240,8 @@ impl GameStore for SqliteStore {
 
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board \
-             FROM games WHERE game_id = ?",
+            "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board, \
+             CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END AS finished FROM games WHERE game_id = ?",
         )
         .bind(game_id)
         .fetch_optional(&self.readers)
@@ -399,6 +399,54 @@ impl GameStore for SqliteStore {
         connection.close().await?;
         Ok(forgotten)
     }
+
+    async fn finished_before(
+        &self,
+        before: SystemTime,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT game_id FROM games WHERE finished_at IS NOT NULL AND finished_at < ? \
+             ORDER BY finished_at LIMIT ?",
+        )
+        .bind(unix_seconds(before))
+        .bind(i64::from(limit))
+        .fetch_all(&self.readers)
+        .await?)
+    }
+
+    /// On a connection of its own, as the forgetting of request ids: the
+    /// writer's thread keeps to the actions. Its first statement writes,
+    /// so the transaction takes the write lock at once (waiting for the
+    /// writer's commit, if one is under way).
+    async fn remove_finished(&self, game_id: &str) -> Result<bool, StoreError> {
+        let mut connection = SqliteConnection::connect_with(&self.options).await?;
+        let mut transaction = connection.begin().await?;
+        const ENDED: &str =
+            "EXISTS (SELECT 1 FROM games WHERE game_id = ?1 AND finished_at IS NOT NULL)";
+        for statement in [
+            format!("DELETE FROM game_events WHERE game_id = ?1 AND {ENDED}"),
+            format!("DELETE FROM requests WHERE scope IN (?2, ?3) AND {ENDED}"),
+            format!("DELETE FROM requests WHERE scope = ?4 AND game_id = ?1 AND {ENDED}"),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .bind(game_id)
+                .bind(crate::action_scope(game_id, "white"))
+                .bind(crate::action_scope(game_id, "black"))
+                .bind(NEW_GAME_SCOPE)
+                .execute(&mut *transaction)
+                .await?;
+        }
+        let removed =
+            sqlx::query("DELETE FROM games WHERE game_id = ? AND finished_at IS NOT NULL")
+                .bind(game_id)
+                .execute(&mut *transaction)
+                .await?
+                .rows_affected();
+        transaction.commit().await?;
+        connection.close().await?;
+        Ok(removed == 1)
+    }
 }
 
 /// A table `forget_requests` walks in key order, and how it forgets the
@@ -519,6 +567,7 @@ mod tests {
             state: state.into(),
             token_hashes: [vec![1; 32], vec![2; 32]],
             start_board: None,
+            finished: false,
         }
     }
 

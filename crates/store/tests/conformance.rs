@@ -353,6 +353,7 @@ fn game(id: &str, version: u64, state: &str) -> GameRecord {
         state: state.into(),
         token_hashes: [vec![1; 32], vec![2; 32]],
         start_board: None,
+        finished: false,
     }
 }
 
@@ -407,6 +408,7 @@ async fn a_game_reads_back_as_written<B: Backend>(place: &B) {
         state: "état ♟ \" '\n".into(),
         token_hashes: [(0..32).collect(), (32..64).rev().collect()],
         start_board: Some(r#"{"points":[2,0,0,0,0,-5]}"#.into()),
+        finished: false,
     };
     store.create(&written, &entry(1), None).await.unwrap();
     assert_eq!(store.load("g-ü").await.unwrap(), Some(written.clone()));
@@ -416,11 +418,108 @@ async fn a_game_reads_back_as_written<B: Backend>(place: &B) {
         ..written.clone()
     };
     store.commit(&moved, 1, &entry(2), None).await.unwrap();
-    assert_eq!(store.load("g-ü").await.unwrap(), Some(moved));
+    assert_eq!(store.load("g-ü").await.unwrap(), Some(moved.clone()));
     assert_eq!(
         store.log_after("g-ü", 0).await.unwrap(),
         vec![entry(1), entry(2)]
     );
+    let ended = GameRecord {
+        version: 3,
+        state: "over".into(),
+        finished: true,
+        ..moved
+    };
+    store.commit(&ended, 2, &entry(3), None).await.unwrap();
+    assert_eq!(store.load("g-ü").await.unwrap(), Some(ended));
+}
+
+/// Matches that ended are listed by when they ended, and removed with
+/// their log and request ids (actions' and NewGame's); a match that runs
+/// is never removed, whatever its age, nor another match's rows.
+async fn a_match_that_ended_is_listed_and_removed_whole<B: Backend>(place: &B) {
+    let store = place.open().await;
+    let before_any = SystemTime::now() - Duration::from_secs(5);
+    for id in ["ended-1", "ended-2", "running"] {
+        let mut created = request(NEW_GAME_SCOPE, &format!("new {id}"));
+        created.answer = Answer::Created(id.into());
+        store
+            .create(&game(id, 1, "start"), &entry(1), Some(&created))
+            .await
+            .unwrap();
+        let scope = action_scope(id, "white");
+        let mut action = request(&scope, &format!("{id} move"));
+        action.answer = Answer::Version(2);
+        let next = GameRecord {
+            finished: id.starts_with("ended"),
+            ..game(id, 2, "next")
+        };
+        store
+            .commit(&next, 1, &entry(2), Some(&action))
+            .await
+            .unwrap();
+    }
+    // Nothing ended before the games were made.
+    assert_eq!(
+        store.finished_before(before_any, 10).await.unwrap(),
+        Vec::<String>::new()
+    );
+    // Whole seconds: a second later, both ended matches are listed.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let later = SystemTime::now() + Duration::from_secs(1);
+    let mut ended = store.finished_before(later, 10).await.unwrap();
+    ended.sort();
+    assert_eq!(ended, ["ended-1", "ended-2"]);
+    assert_eq!(store.finished_before(later, 1).await.unwrap().len(), 1);
+
+    assert!(
+        !store.remove_finished("running").await.unwrap(),
+        "a running match stays"
+    );
+    assert!(store.remove_finished("ended-1").await.unwrap());
+    assert!(
+        !store.remove_finished("ended-1").await.unwrap(),
+        "gone already"
+    );
+    assert_eq!(store.load("ended-1").await.unwrap(), None);
+    assert_eq!(
+        store.log_after("ended-1", 0).await.unwrap(),
+        Vec::<LogEntry>::new()
+    );
+    let scope = action_scope("ended-1", "white");
+    assert_eq!(store.request(&scope, "ended-1 move").await.unwrap(), None);
+    assert_eq!(
+        store.request(NEW_GAME_SCOPE, "new ended-1").await.unwrap(),
+        None
+    );
+    // The others are whole.
+    for id in ["ended-2", "running"] {
+        assert_eq!(store.load(id).await.unwrap().unwrap().version, 2, "{id}");
+        assert_eq!(
+            store.log_after(id, 0).await.unwrap(),
+            vec![entry(1), entry(2)]
+        );
+        let scope = action_scope(id, "white");
+        assert!(
+            store
+                .request(&scope, &format!("{id} move"))
+                .await
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            store
+                .request(NEW_GAME_SCOPE, &format!("new {id}"))
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+    assert_eq!(store.finished_before(later, 10).await.unwrap(), ["ended-2"]);
+    // Opened again (a restart), the same.
+    drop(store);
+    let store = place.open().await;
+    assert_eq!(store.load("ended-1").await.unwrap(), None);
+    assert!(store.load("ended-2").await.unwrap().unwrap().finished);
 }
 
 /// Compare-and-set: a commit lands only on the version it expects; a lost
@@ -1637,6 +1736,7 @@ async fn a_database_made_by_the_old_migrations_reads_back_after_the_upgrade<B: B
 
 conformance! {
     a_game_reads_back_as_written,
+    a_match_that_ended_is_listed_and_removed_whole,
     a_commit_applies_only_on_the_expected_version,
     log_entries_come_back_in_order_after_any_version,
     a_request_id_is_recorded_once_with_its_answer,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bg_api::v1 as pb;
 use bg_engine::Seat;
-use bg_engine::game::{Command, Event, Match};
+use bg_engine::game::{Command, Event, Match, Phase};
 use bg_fair_dice::FairDice;
 use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError, action_scope};
 use tonic::Code;
@@ -340,6 +340,7 @@ fn next_version(
     let mut record = live.record.clone();
     record.version = live.record.version + 1;
     record.state = snapshot::encode(&game, dice.as_ref()).map_err(unserialisable)?;
+    record.finished = game.phase == Phase::MatchOver;
     let (entry, last_events) = entry(
         record.version,
         Some(seat),

@@ -167,7 +167,7 @@ impl<S: GameStore> Games<S> {
     /// Drops the slot a call for an unknown game made, unless another call
     /// holds it too (then the idle eviction does): asking for ids that do
     /// not exist must not fill the memory.
-    fn forget_unknown(&self, game_id: &str) {
+    pub(super) fn forget_unknown(&self, game_id: &str) {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         // Held by the map and by the one call that is failing.
         if slots

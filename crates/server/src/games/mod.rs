@@ -21,6 +21,7 @@ mod events;
 mod export;
 mod history;
 mod new_game;
+mod retention;
 mod retries;
 mod seats;
 mod watchers;

@@ -152,6 +152,7 @@ impl<S: GameStore> Games<S> {
             .map(snapshot::encode_start)
             .transpose()
             .map_err(unserialisable)?,
+            finished: game.phase == bg_engine::game::Phase::MatchOver,
         };
         let (entry, last_events) = entry(1, None, None, thrown, "", events)?;
         let live = Live {

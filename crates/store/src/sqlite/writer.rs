@@ -811,7 +811,7 @@ fn statements(connection: &Connection, ids: &mut UsedIds, group: &[Write]) -> Re
                 entry,
                 request,
             } => {
-                insert_game(connection, game)?;
+                insert_game(connection, game, now)?;
                 (game, entry, request)
             }
             WriteKind::Commit {
@@ -820,7 +820,7 @@ fn statements(connection: &Connection, ids: &mut UsedIds, group: &[Write]) -> Re
                 entry,
                 request,
             } => {
-                update_game(connection, game, *expected_version)?;
+                update_game(connection, game, *expected_version, now)?;
                 (game, entry, request)
             }
         };
@@ -844,11 +844,12 @@ fn statements(connection: &Connection, ids: &mut UsedIds, group: &[Write]) -> Re
     Ok(())
 }
 
-fn insert_game(connection: &Connection, game: &GameRecord) -> Result<(), Stop> {
+fn insert_game(connection: &Connection, game: &GameRecord, now: SystemTime) -> Result<(), Stop> {
     connection
         .prepare_cached(
             "INSERT OR FAIL INTO games (game_id, variant, variant_version, options, version, state, \
-             white_token_hash, black_token_hash, start_board) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             white_token_hash, black_token_hash, start_board, finished_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )?
         .execute(params![
             game.game_id,
@@ -860,20 +861,33 @@ fn insert_game(connection: &Connection, game: &GameRecord) -> Result<(), Stop> {
             game.token_hashes[0],
             game.token_hashes[1],
             game.start_board,
+            finished_at(game, now),
         ])?;
     Ok(())
 }
 
+/// When a match that is over ended: `now`, when this write ends it
+/// (unix seconds); NULL while it runs.
+fn finished_at(game: &GameRecord, now: SystemTime) -> Option<i64> {
+    game.finished.then(|| unix_seconds(now))
+}
+
 /// The compare-and-set: the snapshot changes only if still at `expected`.
-fn update_game(connection: &Connection, game: &GameRecord, expected: u64) -> Result<(), Stop> {
+fn update_game(
+    connection: &Connection,
+    game: &GameRecord,
+    expected: u64,
+    now: SystemTime,
+) -> Result<(), Stop> {
     let updated = connection
         .prepare_cached(
-            "UPDATE OR FAIL games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP \
-             WHERE game_id = ? AND version = ?",
+            "UPDATE OR FAIL games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP, \
+             finished_at = ? WHERE game_id = ? AND version = ?",
         )?
         .execute(params![
             game.version as i64,
             game.state,
+            finished_at(game, now),
             game.game_id,
             expected as i64
         ])?;
