@@ -485,3 +485,67 @@ async fn a_new_game_request_id_that_cannot_be_random_is_refused() {
         assert_eq!(first, again, "{random}");
     }
 }
+
+/// Issue 34: a request id is its seat's own in its game: the other seat
+/// may send the same id for its own action, which is applied (not
+/// answered as the first seat's), and each seat's retry is answered as
+/// its own first.
+#[tokio::test]
+async fn the_same_request_id_from_the_other_seat_is_another_request() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let play = g.game.legal_plays[0].notation.clone();
+    let first = client
+        .r#move(with_token(
+            move_request(&g, &play, "same-id"),
+            g.to_act_token(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    g.game = first.clone();
+    // The other seat is to roll now; it sends the same id.
+    let rolled = client.roll(roll(&g, "same-id")).await.unwrap().into_inner();
+    assert_eq!(rolled.version, first.version + 1, "applied, not a replay");
+    // The first seat's retry is still its own first answer.
+    let mut retry = move_request(&g, &play, "same-id");
+    retry.expected_version = first.version - 1;
+    let token = g
+        .tokens
+        .iter()
+        .find(|t| *t != g.to_act_token())
+        .unwrap()
+        .clone();
+    let again = client
+        .r#move(with_token(retry, &token))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again, first);
+}
+
+/// Issue 34: metadata is limited by HTTP/2 itself (16 KiB, as the README
+/// says): a call with more is refused before the service sees it, the
+/// server goes on, and a call with less is served.
+#[tokio::test]
+async fn metadata_over_16_kib_is_refused_and_under_it_is_served() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let read = |size: usize| {
+        let mut request = Request::new(pb::GetGameRequest {
+            game_id: g.id(),
+            read_mask: None,
+        });
+        request
+            .metadata_mut()
+            .insert("x-padding", "p".repeat(size).parse().unwrap());
+        request
+    };
+    assert!(client.get_game(read(8 * 1024)).await.is_ok());
+    let refused = client.get_game(read(20 * 1024)).await;
+    assert!(refused.is_err(), "{refused:?}");
+    let mut fresh = connect(&fixture.server.addr).await;
+    assert_eq!(get_game(&mut fresh, &g).await, g.game, "the server goes on");
+}
