@@ -109,10 +109,12 @@ async fn at_the_file_descriptor_limit_the_server_backs_off_and_recovers() {
     let fixture = start_with_args(&["--max-connections", "100000"]);
     let pid = fixture.server.pid().unwrap();
     set_open_files_limit(pid, 128);
-    // Far more connections than descriptors: the kernel queues them, the
-    // server cannot accept them.
-    let mut held: Vec<TcpStream> = (0..300)
-        .filter_map(|_| TcpStream::connect(host_port(&fixture)).ok())
+    // More connections than descriptors: the kernel queues those the
+    // server cannot accept (until its queue is full: then a connection
+    // times out, and no more are tried).
+    let address: std::net::SocketAddr = host_port(&fixture).parse().unwrap();
+    let mut held: Vec<TcpStream> = (0..200)
+        .map_while(|_| TcpStream::connect_timeout(&address, Duration::from_secs(1)).ok())
         .collect();
     assert!(held.len() > 128, "{} connections", held.len());
     tokio::time::sleep(Duration::from_millis(500)).await;
