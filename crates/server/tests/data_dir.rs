@@ -490,23 +490,6 @@ async fn a_new_data_folder_and_its_files_are_private_whatever_the_umask() {
     assert_eq!(mode_of(&data.join("games.db")), 0o600);
 }
 
-/// Resigns the game in progress for the seat on turn.
-async fn resign(client: &mut Client, g: &mut Game) {
-    let resign = pb::ResignRequest {
-        read_mask: None,
-        game_id: g.id(),
-        expected_version: g.game.version,
-        request_id: String::new(),
-        action: pb::ResignAction::Resign as i32,
-        level: 0,
-    };
-    g.game = client
-        .resign(with_token(resign, g.to_act_token()))
-        .await
-        .unwrap()
-        .into_inner();
-}
-
 /// Waits (up to 20 s) until `game` is gone from the server.
 async fn gone(client: &mut Client, game: &Game) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

@@ -15,16 +15,6 @@ use common::*;
 use tonic::Code;
 use tonic_types::StatusExt;
 
-/// `host:port` of a fixture's server.
-fn host_port(fixture: &Fixture) -> String {
-    fixture
-        .server
-        .addr
-        .strip_prefix("http://")
-        .unwrap()
-        .to_string()
-}
-
 /// The CPU time (user and system) a process has used so far.
 fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
@@ -39,24 +29,6 @@ fn cpu_time(pid: u32) -> Duration {
     // SAFETY: sysconf reads a constant of the system.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
     Duration::from_secs_f64(ticks as f64 / per_second as f64)
-}
-
-/// Sets the server process's limit of open files (RLIMIT_NOFILE).
-fn set_open_files_limit(pid: u32, files: libc::rlim_t) {
-    let limit = libc::rlimit {
-        rlim_cur: files,
-        rlim_max: files,
-    };
-    // SAFETY: prlimit reads `limit` and writes nothing (old is null).
-    let done = unsafe {
-        libc::prlimit(
-            pid as libc::pid_t,
-            libc::RLIMIT_NOFILE,
-            &limit,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(done, 0, "prlimit: {}", std::io::Error::last_os_error());
 }
 
 /// Whether the server closed this connection within `within` (a read
@@ -108,7 +80,7 @@ async fn served(fixture: &Fixture) -> bool {
 async fn at_the_file_descriptor_limit_the_server_backs_off_and_recovers() {
     let fixture = start_with_args(&["--max-connections", "100000"]);
     let pid = fixture.server.pid().unwrap();
-    set_open_files_limit(pid, 128);
+    set_limit(pid, libc::RLIMIT_NOFILE, 128, 128);
     // More connections than descriptors: the kernel queues those the
     // server cannot accept (until its queue is full: then a connection
     // times out, and no more are tried).

@@ -15,16 +15,6 @@ use bg_tests::certs::{Authority, Pem};
 use common::*;
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
-/// `host:port` of a fixture's server.
-fn host_port(fixture: &Fixture) -> String {
-    fixture
-        .server
-        .addr
-        .strip_prefix("http://")
-        .unwrap()
-        .to_string()
-}
-
 /// A TLS client's settings: trusting `ca`, presenting `identity` if any.
 fn client_tls(ca: &Path, identity: Option<&Pem>) -> ClientTlsConfig {
     let mut tls = ClientTlsConfig::new()
@@ -62,6 +52,19 @@ async fn list_variants(url: &str, tls: Option<ClientTlsConfig>) -> Result<Vec<St
     tokio::time::timeout(std::time::Duration::from_secs(20), call)
         .await
         .unwrap_or_else(|_| Err("no answer in 20 s".to_string()))
+}
+
+/// A server speaking TLS with `server`'s certificate, asking callers for
+/// one signed by `ca`.
+fn start_with_client_ca(server: &Pem, ca: &Authority) -> Fixture {
+    start_with_args(&[
+        "--tls-cert",
+        path(&server.cert),
+        "--tls-key",
+        path(&server.key),
+        "--client-ca",
+        path(&ca.cert),
+    ])
 }
 
 /// Runs `backgammond [server_args] healthcheck [check_args]`: its exit code
@@ -182,14 +185,7 @@ async fn under_client_ca_only_callers_with_a_certificate_it_signed_are_served() 
     let player_site = ca.client("player-site");
     let other = Authority::new(dir.path(), "other");
     let stranger = other.client("stranger");
-    let fixture = start_with_args(&[
-        "--tls-cert",
-        path(&server.cert),
-        "--tls-key",
-        path(&server.key),
-        "--client-ca",
-        path(&ca.cert),
-    ]);
+    let fixture = start_with_client_ca(&server, &ca);
     let hp = host_port(&fixture);
     let url = format!("https://{hp}");
 
@@ -395,14 +391,7 @@ async fn a_new_game_request_id_is_scoped_by_the_callers_certificate() {
     let server = ca.server("server");
     let site_a = ca.client("site-a");
     let site_b = ca.client("site-b");
-    let fixture = start_with_args(&[
-        "--tls-cert",
-        path(&server.cert),
-        "--tls-key",
-        path(&server.key),
-        "--client-ca",
-        path(&ca.cert),
-    ]);
+    let fixture = start_with_client_ca(&server, &ca);
     let url = format!("https://{}", host_port(&fixture));
     let client_of = async |site: &Pem| {
         let channel = Endpoint::from_shared(url.clone())

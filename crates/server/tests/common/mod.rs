@@ -86,6 +86,33 @@ fn start_with_plugins_in(
     }
 }
 
+/// Resigns the game in progress for the seat on turn (by position).
+pub async fn resign(client: &mut Client, g: &mut Game) {
+    let resign = pb::ResignRequest {
+        read_mask: None,
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: pb::ResignAction::Resign as i32,
+        level: 0,
+    };
+    g.game = client
+        .resign(with_token(resign, g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+}
+
+/// `host:port` of a fixture's server.
+pub fn host_port(fixture: &Fixture) -> String {
+    fixture
+        .server
+        .addr
+        .strip_prefix("http://")
+        .unwrap()
+        .to_string()
+}
+
 /// A plain channel to the server (for the health service, raw calls).
 pub async fn channel(addr: &str) -> Channel {
     tonic::transport::Endpoint::from_shared(addr.to_string())
@@ -452,18 +479,22 @@ pub async fn stored_history(client: &mut Client, game_id: &str) -> Vec<pb::GameU
 /// prlimit from outside): past it every write of a file fails (EFBIG), as
 /// on a full disk; `libc::RLIM_INFINITY` lifts it.
 pub fn set_file_size_limit(pid: u32, bytes: libc::rlim_t) {
+    set_limit(pid, libc::RLIMIT_FSIZE, bytes, libc::RLIM_INFINITY);
+}
+
+/// Sets a limit of the server process from outside (prlimit): its soft
+/// value `current`, its hard value `max`.
+pub fn set_limit(
+    pid: u32,
+    resource: libc::__rlimit_resource_t,
+    current: libc::rlim_t,
+    max: libc::rlim_t,
+) {
     let limit = libc::rlimit {
-        rlim_cur: bytes,
-        rlim_max: libc::RLIM_INFINITY,
+        rlim_cur: current,
+        rlim_max: max,
     };
     // SAFETY: prlimit reads `limit` and writes nothing (old is null).
-    let done = unsafe {
-        libc::prlimit(
-            pid as libc::pid_t,
-            libc::RLIMIT_FSIZE,
-            &limit,
-            std::ptr::null_mut(),
-        )
-    };
+    let done = unsafe { libc::prlimit(pid as libc::pid_t, resource, &limit, std::ptr::null_mut()) };
     assert_eq!(done, 0, "prlimit: {}", std::io::Error::last_os_error());
 }
