@@ -3,7 +3,7 @@
 //! This crate owns the vocabulary the rest of the workspace speaks:
 //! [`Seat`], [`Board`], [`Dice`], [`Move`], [`Play`], [`LegalPlay`],
 //! the gnubg [`position_id`] and [`match_id`] encodings, and eXtreme
-//! Gammon's [`xgid`].
+//! Gammon's [`xgid`], and a match [`clock`]'s arithmetic.
 //!
 //! It must never do I/O, read the clock, draw random numbers or know the
 //! rules of a particular variant beyond what all of them share (24 points,
@@ -12,6 +12,7 @@
 //! path (see `bg-variant-api`).
 
 mod board;
+pub mod clock;
 mod dice;
 pub mod game;
 pub mod match_id;

@@ -150,7 +150,10 @@ fn games(events: &[Event]) -> Result<Vec<GameLines>, RecordError> {
                 let game = current(&mut games)?;
                 game.cells.push((winner, Cell::Wins(result.points)));
                 game.ended = true;
-                game.result = Some((winner, result.points, result.reason == EndReason::Resigned));
+                // A game lost on time is written as resigned: neither
+                // format has a word for it (the JSON record has the event).
+                let conceded = matches!(result.reason, EndReason::Resigned | EndReason::Time);
+                game.result = Some((winner, result.points, conceded));
                 score = *after;
             }
             _ => {}

@@ -356,6 +356,11 @@ pub mod v1 {
         Played,
         Dropped,
         Resigned,
+        /// The loser's time ran out (matches with a clock). No server
+        /// writes it yet: the format that brings clocks must be a new one
+        /// (4), so that an older server says the game is newer instead of
+        /// reading it as damaged.
+        Time,
     }
 
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -469,6 +474,7 @@ mod convert {
                 e::EndReason::Played => v1::EndReason::Played,
                 e::EndReason::Dropped => v1::EndReason::Dropped,
                 e::EndReason::Resigned => v1::EndReason::Resigned,
+                e::EndReason::Time => v1::EndReason::Time,
             },
             kind: r.kind.clone(),
             level: r.level,
@@ -485,6 +491,7 @@ mod convert {
                 v1::EndReason::Played => e::EndReason::Played,
                 v1::EndReason::Dropped => e::EndReason::Dropped,
                 v1::EndReason::Resigned => e::EndReason::Resigned,
+                v1::EndReason::Time => e::EndReason::Time,
             },
             kind: r.kind,
             level: r.level,

@@ -315,6 +315,14 @@ impl Match {
         self.resignation = None;
         self.pending_decision = None;
         events.push(Event::MatchAbandoned { seat });
+        self.forfeit(seat, result, events);
+        Ok(())
+    }
+
+    /// Scores the game `seat` concedes, then ends the match at once: a
+    /// match to N points goes to the other seat; a money session to
+    /// whoever leads.
+    fn forfeit(&mut self, seat: Seat, result: GameResult, events: &mut Vec<Event>) {
         self.score_game(result, events);
         self.phase = Phase::MatchOver;
         self.winner = if self.settings.is_money() {
@@ -326,7 +334,35 @@ impl Match {
             winner: self.winner,
             score: self.score,
         });
-        Ok(())
+    }
+
+    /// `seat`'s time ran out: the game in progress is scored as `seat`
+    /// concedes it (as when leaving; a game it lost on the board stays as
+    /// played, one it concedes is lost on time); then the match ends as
+    /// when leaving, or the next game starts.
+    pub(super) fn time_expired(
+        &mut self,
+        seat: Seat,
+        costs: OnTimeout,
+        rules: &impl Rules,
+        dice: &mut impl DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let mut result = self.conceded_by(seat, rules)?;
+        if result.reason == EndReason::Resigned {
+            result.reason = EndReason::Time;
+        }
+        self.pending_double = None;
+        self.resignation = None;
+        self.pending_decision = None;
+        events.push(Event::TimeExpired { seat });
+        match costs {
+            OnTimeout::Game => self.end_game(result, rules, dice, events),
+            OnTimeout::Match => {
+                self.forfeit(seat, result, events);
+                Ok(())
+            }
+        }
     }
 
     /// The game in progress as `seat`, leaving, concedes it: a game

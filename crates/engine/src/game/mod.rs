@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use settings::{CubeLimit, FirstMove, MatchSettings, ResignMode, ScoringLimit, SettingsError};
 
+pub use crate::clock::OnTimeout;
 use crate::{Dice, LegalPlay, Play, Seat};
 
 /// How a variant's first turn starts (from the variant's setup).
@@ -306,6 +307,14 @@ pub enum Command {
     /// at once: a match to N points goes to the other seat, by forfeit; a
     /// money session to whoever leads (no one on a tie).
     Abandon,
+    /// The seat's time ran out (the host's clock says so, not a player):
+    /// the game in progress is scored as the seat concedes it, as for
+    /// [`Command::Abandon`]; then the match ends the same way
+    /// ([`OnTimeout::Match`]), or play goes on with the next game
+    /// ([`OnTimeout::Game`]).
+    TimeExpired {
+        costs: OnTimeout,
+    },
 }
 
 /// The phase of a match: what happens next, and who acts.
@@ -387,6 +396,8 @@ pub enum EndReason {
     /// A double was dropped.
     Dropped,
     Resigned,
+    /// The loser's time ran out.
+    Time,
 }
 
 /// A finished game.
@@ -491,6 +502,12 @@ pub enum Event {
     MatchAbandoned {
         seat: Seat,
     },
+    /// A seat's time ran out: followed by the game in progress, as it
+    /// conceded it (`GameEnded`, reason `time`), and `MatchEnded` when the
+    /// match ends with it.
+    TimeExpired {
+        seat: Seat,
+    },
 }
 
 impl Event {
@@ -512,7 +529,8 @@ impl Event {
             | Event::ResignationOffered { seat, .. }
             | Event::ResignationDeclined { seat }
             | Event::LastRoll { seat }
-            | Event::MatchAbandoned { seat } => Some(*seat),
+            | Event::MatchAbandoned { seat }
+            | Event::TimeExpired { seat } => Some(*seat),
             Event::GameStarted { .. }
             | Event::OpeningTie { .. }
             | Event::DecisionRequired { .. }
@@ -699,6 +717,9 @@ impl Match {
             Command::DeclineResignation => next.decline_resignation(seat, &mut events)?,
             Command::Decide { choice } => next.decide(seat, choice, rules, dice, &mut events)?,
             Command::Abandon => next.abandon(seat, rules, &mut events)?,
+            Command::TimeExpired { costs } => {
+                next.time_expired(seat, *costs, rules, dice, &mut events)?
+            }
         }
         if !events.is_empty() {
             next.auto_roll(rules, dice, &mut events)?;

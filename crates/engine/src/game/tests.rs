@@ -473,3 +473,59 @@ fn auto_roll_stops_after_its_most_throws_in_one_action() {
     assert_eq!(game.phase, Phase::Roll);
     assert!(dice.0.is_empty());
 }
+
+/// Running out of time costs the match by default (USBGF): the game in
+/// progress is conceded on time, the other seat wins the match, and
+/// nothing more can be done in it.
+#[test]
+fn time_running_out_costs_the_match_by_default() {
+    let (mut game, mut dice) = started(settings(5, ResignMode::ByPosition));
+    let events = act(
+        &mut game,
+        Seat::White,
+        Command::TimeExpired {
+            costs: OnTimeout::Match,
+        },
+        &mut dice,
+    );
+    assert_eq!(events[0], Event::TimeExpired { seat: Seat::White });
+    assert!(matches!(events[1], Event::GameEnded { .. }));
+    assert!(matches!(events[2], Event::MatchEnded { .. }));
+    assert_eq!(
+        (game.phase, game.winner),
+        (Phase::MatchOver, Some(Seat::Black))
+    );
+    let conceded = &game.results[0];
+    assert_eq!(
+        (conceded.winner, conceded.reason),
+        (Some(Seat::Black), EndReason::Time)
+    );
+    game.check().unwrap();
+}
+
+/// With `on_timeout: game`, the game in progress is lost on time, scored
+/// as a resignation by position, and the next game starts.
+#[test]
+fn time_running_out_may_cost_the_game_only() {
+    let (mut game, mut dice) = started(settings(5, ResignMode::Offer));
+    dice.0.extend([3, 5]);
+    let events = act(
+        &mut game,
+        Seat::White,
+        Command::TimeExpired {
+            costs: OnTimeout::Game,
+        },
+        &mut dice,
+    );
+    assert_eq!(events[0], Event::TimeExpired { seat: Seat::White });
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::GameStarted { game_number: 2, .. }))
+    );
+    assert_ne!(game.phase, Phase::MatchOver);
+    assert_eq!(game.results[0].reason, EndReason::Time);
+    assert_eq!(game.results[0].winner, Some(Seat::Black));
+    assert!(game.score[1] >= 1);
+    game.check().unwrap();
+}
