@@ -401,6 +401,9 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
     if !game.xgid.is_empty() {
         out.push_str(&format!("xgid: {}\n", game.xgid));
     }
+    if let Some(clock) = &game.clock {
+        out.push_str(&render_clock(clock, std::time::SystemTime::now()));
+    }
     if let Some(v) = &game.verifiable_dice {
         out.push_str(&render_verifiable_dice(v, &game.game_id));
     }
@@ -444,6 +447,106 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
         }
     }
     out
+}
+
+/// A clock setting as a tournament director writes it (`bgctl new
+/// --clock`): `+`-joined parts, each a duration (`30s`, `10m`, `2h`,
+/// `1d`, or a sum such as `1m30s`) that is a reserve alone, per match
+/// point with `/point`, a cap on a turn with `/turn`, and after a `+`, a
+/// delay, or with `/move`, an increment (Fischer): `2m/point+12s` is
+/// USBGF's clock, `5m+2s/move` a Fischer one, `1d/turn` days per move.
+pub fn parse_clock(text: &str) -> Result<pb::ClockSettings, String> {
+    let mut clock = pb::ClockSettings::default();
+    for (n, part) in text.split('+').enumerate() {
+        if n == 0 && part.is_empty() && text.len() > 1 {
+            // No reserve: `+12s` is a delay alone (which the server
+            // refuses, saying why).
+            continue;
+        }
+        let (amount, unit) = part.split_once('/').unwrap_or((part, ""));
+        let ms = duration_ms(amount)
+            .ok_or_else(|| format!("{part:?} is not a duration (as 30s, 10m, 2h, 1d, or 1m30s)"))?;
+        let slot = match (n, unit) {
+            (_, "point") => &mut clock.reserve_per_point_ms,
+            (_, "turn") => &mut clock.turn_limit_ms,
+            (_, "move") => &mut clock.increment_ms,
+            (0, "") => &mut clock.reserve_ms,
+            (_, "") => &mut clock.delay_ms,
+            (_, other) => return Err(format!("/{other}: write /point, /turn or /move")),
+        };
+        *slot += ms;
+    }
+    Ok(clock)
+}
+
+/// `1m30s`, `12s`, `2h`, `1d` in milliseconds.
+fn duration_ms(text: &str) -> Option<u64> {
+    let mut total = 0u64;
+    let mut digits = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1_000,
+            'm' => 60_000,
+            'h' => 3_600_000,
+            'd' => 86_400_000,
+            _ => return None,
+        };
+        total = total.checked_add(digits.parse::<u64>().ok()?.checked_mul(unit)?)?;
+        digits.clear();
+    }
+    (digits.is_empty() && !text.is_empty()).then_some(total)
+}
+
+/// Milliseconds as a clock shows them: `1:05:07`, `13:45`, `0:09.5`.
+fn clock_time(ms: u64) -> String {
+    let seconds = ms / 1000;
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else if seconds < 10 {
+        format!("{m}:{s:02}.{}", ms % 1000 / 100)
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// Both clocks under the board, as of `now`: the running seat's reserve
+/// less what its turn has cost, and the delay left.
+fn render_clock(clock: &pb::Clock, now: std::time::SystemTime) -> String {
+    let ms_of = |t: &prost_types::Timestamp| {
+        (t.seconds.max(0) as u64) * 1000 + (t.nanos.max(0) as u64) / 1_000_000
+    };
+    let now = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut shown = [clock.white_ms, clock.black_ms];
+    let mut note = String::new();
+    let delay = clock.settings.map_or(0, |s| s.delay_ms);
+    if let (Some(since), Some(deadline)) = (&clock.running_since, &clock.deadline) {
+        let (since, deadline) = (ms_of(since), ms_of(deadline));
+        let took = now.saturating_sub(since);
+        let running = if clock.running == pb::Seat::White as i32 {
+            0
+        } else {
+            1
+        };
+        shown[running] = shown[running]
+            .saturating_sub(took.saturating_sub(delay))
+            .min(deadline.saturating_sub(now));
+        note = format!(", {}'s time runs", seat_name(clock.running));
+        if took < delay {
+            note.push_str(&format!(" (delay {} left)", clock_time(delay - took)));
+        }
+    }
+    format!(
+        "clock: white {}, black {}{note}\n",
+        clock_time(shown[0]),
+        clock_time(shown[1])
+    )
 }
 
 /// A match's verifiable dice: the commitment, the seats' seeds, and the
@@ -621,4 +724,56 @@ pub fn causes(error: &dyn std::error::Error) -> String {
         cause = e.source();
     }
     text
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn clocks_are_written_as_tournament_directors_write_them() {
+        let usbgf = parse_clock("2m/point+12s").unwrap();
+        assert_eq!(
+            (usbgf.reserve_per_point_ms, usbgf.delay_ms, usbgf.reserve_ms),
+            (120_000, 12_000, 0)
+        );
+        let fischer = parse_clock("5m+2s/move").unwrap();
+        assert_eq!((fischer.reserve_ms, fischer.increment_ms), (300_000, 2_000));
+        let correspondence = parse_clock("1d/turn").unwrap();
+        assert_eq!(correspondence.turn_limit_ms, 86_400_000);
+        let sum = parse_clock("1m30s+1m/point").unwrap();
+        assert_eq!((sum.reserve_ms, sum.reserve_per_point_ms), (90_000, 60_000));
+        assert_eq!(parse_clock("+12s").unwrap().delay_ms, 12_000);
+        for bad in ["", "2x", "5m/game", "m", "+", "12"] {
+            assert!(parse_clock(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_running_clock_counts_down_after_the_delay() {
+        let at = |ms: u64| prost_types::Timestamp {
+            seconds: (ms / 1000) as i64,
+            nanos: ((ms % 1000) * 1_000_000) as i32,
+        };
+        let clock = pb::Clock {
+            white_ms: 840_000,
+            black_ms: 600_000,
+            running: pb::Seat::Black as i32,
+            running_since: Some(at(1_000_000)),
+            deadline: Some(at(1_000_000 + 12_000 + 600_000)),
+            settings: Some(pb::ClockSettings {
+                delay_ms: 12_000,
+                ..Default::default()
+            }),
+        };
+        let now = |ms: u64| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+        assert_eq!(
+            render_clock(&clock, now(1_005_000)),
+            "clock: white 14:00, black 10:00, black's time runs (delay 0:07.0 left)\n"
+        );
+        assert_eq!(
+            render_clock(&clock, now(1_072_000)),
+            "clock: white 14:00, black 9:00, black's time runs\n"
+        );
+    }
 }

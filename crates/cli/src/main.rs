@@ -67,6 +67,13 @@ struct Cli {
     command: Command,
 }
 
+/// What running out of time costs (`bgctl new --on-timeout`).
+#[derive(Clone, Copy, ValueEnum)]
+enum OnTimeoutArg {
+    Match,
+    Game,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum SeatArg {
     White,
@@ -151,6 +158,16 @@ enum Command {
         /// Black's seed for the verifiable dice (any text).
         #[arg(long, default_value = "")]
         black_seed: String,
+        /// A match clock, as a tournament director writes it: a reserve
+        /// (`10m`), per match point (`2m/point`), a delay (`+12s`), an
+        /// increment (`+2s/move`), a cap on a turn (`1d/turn`), joined:
+        /// `2m/point+12s` is USBGF's clock. Durations in s, m, h or d.
+        #[arg(long, value_parser = client::parse_clock)]
+        clock: Option<pb::ClockSettings>,
+        /// With --clock: what running out costs, `match` (the default) or
+        /// `game`.
+        #[arg(long, value_enum, requires = "clock")]
+        on_timeout: Option<OnTimeoutArg>,
     },
     /// Shows a game, its board drawn in the terminal.
     Show {
@@ -651,7 +668,16 @@ async fn run_online(
             verifiable_dice,
             white_seed,
             black_seed,
+            clock,
+            on_timeout,
         } => {
+            let clock = clock.map(|clock| pb::ClockSettings {
+                on_timeout: match on_timeout {
+                    Some(OnTimeoutArg::Game) => pb::OnTimeout::Game,
+                    _ => pb::OnTimeout::Match,
+                } as i32,
+                ..clock
+            });
             let start_board = position_id
                 .as_deref()
                 .map(client::board_of_position_id)
@@ -664,6 +690,7 @@ async fn run_online(
                     cube_max,
                     auto_roll,
                     verifiable_dice,
+                    clock,
                     resignation: if resign_offers {
                         pb::ResignationMode::Offer as i32
                     } else {

@@ -93,6 +93,7 @@ impl Server {
             limits: bg_server::Limits::default(),
             finished_retention: None,
             archive_dir: None,
+            clock_sweep: Duration::from_millis(250),
         };
         let mut server = Server {
             addr: format!("http://{listen}"),
@@ -1101,4 +1102,32 @@ fn bench_load_goes_on_through_a_restart_and_saves_its_games_with_tokens() {
     // The saved tokens work: a game the bench played is shown.
     let shown = ok(bgctl(&server, &tokens, &["show", &games[0]]));
     assert!(shown.contains(&games[0]), "{shown}");
+}
+
+/// `bgctl new --clock` takes a clock as a tournament director writes it
+/// and shows both clocks under the board; a clock that makes no sense is
+/// refused by the server, naming the field.
+#[test]
+fn bgctl_new_takes_a_clock_and_shows_it_under_the_board() {
+    let server = Server::start();
+    let folder = tempfile::tempdir().unwrap();
+    let tokens = folder.path().join("tokens.json");
+    let shown = ok(bgctl(
+        &server,
+        &tokens,
+        &["new", "--match", "3", "--clock", "2m/point+12s"],
+    ));
+    let line = shown
+        .lines()
+        .find(|l| l.starts_with("clock: "))
+        .unwrap_or_else(|| panic!("no clock line in\n{shown}"));
+    assert!(
+        line.starts_with("clock: white 6:00, black 6:00, "),
+        "{line}"
+    );
+    assert!(line.contains("'s time runs (delay 0:1"), "{line}");
+    let refused = bgctl(&server, &tokens, &["new", "--clock", "+12s"]);
+    assert!(!refused.status.success());
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(error.contains("settings.clock.reserve_ms"), "{error}");
 }

@@ -2,6 +2,7 @@
 //! one fixed orientation: white's numbering.
 
 use bg_api::v1 as pb;
+use bg_engine::clock::{Clock, ClockSettings, OnTimeout};
 use bg_engine::game::{
     Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode, Scoreboard,
     ScoringLimit, SeatTally,
@@ -25,6 +26,81 @@ pub fn seat_or_none(seat: Option<Seat>) -> i32 {
 }
 
 /// The match settings of a request, with every default filled in.
+/// The clock a match is created with (None: no clock), checked.
+pub fn clock_settings(
+    request: Option<&pb::MatchSettings>,
+) -> Result<Option<ClockSettings>, ApiError> {
+    let Some(c) = request.and_then(|s| s.clock.as_ref()) else {
+        return Ok(None);
+    };
+    let settings = ClockSettings {
+        reserve_ms: c.reserve_ms,
+        reserve_per_point_ms: c.reserve_per_point_ms,
+        delay_ms: c.delay_ms,
+        increment_ms: c.increment_ms,
+        turn_limit_ms: c.turn_limit_ms,
+        on_timeout: match pb::OnTimeout::try_from(c.on_timeout) {
+            Ok(pb::OnTimeout::Unspecified | pb::OnTimeout::Match) => OnTimeout::Match,
+            Ok(pb::OnTimeout::Game) => OnTimeout::Game,
+            Err(_) => {
+                return Err(ApiError::invalid(
+                    "settings.clock.on_timeout",
+                    "unknown on_timeout",
+                ));
+            }
+        },
+    };
+    settings.check().map_err(|e| {
+        let field = match e.field {
+            "clock" => "settings.clock",
+            "reserve_ms" => "settings.clock.reserve_ms",
+            "reserve_per_point_ms" => "settings.clock.reserve_per_point_ms",
+            "delay_ms" => "settings.clock.delay_ms",
+            "increment_ms" => "settings.clock.increment_ms",
+            _ => "settings.clock.turn_limit_ms",
+        };
+        ApiError::invalid(field, format!("{field}: {}", e.message))
+    })?;
+    Ok(Some(settings))
+}
+
+fn clock_settings_out(c: &ClockSettings) -> pb::ClockSettings {
+    pb::ClockSettings {
+        reserve_ms: c.reserve_ms,
+        reserve_per_point_ms: c.reserve_per_point_ms,
+        delay_ms: c.delay_ms,
+        increment_ms: c.increment_ms,
+        turn_limit_ms: c.turn_limit_ms,
+        on_timeout: match c.on_timeout {
+            OnTimeout::Match => pb::OnTimeout::Match,
+            OnTimeout::Game => pb::OnTimeout::Game,
+        } as i32,
+    }
+}
+
+/// A clock as of its version: the reserves when the running seat's time
+/// started, that instant and the deadline.
+pub fn clock(c: &Clock) -> pb::Clock {
+    let since = c.running.map(|(_, since)| since);
+    let (reserves, _) = c.remaining(since.unwrap_or(0));
+    pb::Clock {
+        white_ms: reserves[0],
+        black_ms: reserves[1],
+        running: seat_or_none(c.running.map(|(seat, _)| seat)),
+        running_since: since.map(timestamp),
+        deadline: c.deadline_ms().map(timestamp),
+        settings: Some(clock_settings_out(&c.settings)),
+    }
+}
+
+/// A protobuf Timestamp of milliseconds since the Unix epoch.
+fn timestamp(ms: u64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: (ms / 1000).min(i64::MAX as u64) as i64,
+        nanos: ((ms % 1000) * 1_000_000) as i32,
+    }
+}
+
 pub fn settings(request: Option<&pb::MatchSettings>) -> Result<MatchSettings, ApiError> {
     let default = MatchSettings::default();
     let Some(s) = request else { return Ok(default) };
@@ -88,6 +164,7 @@ pub fn settings(request: Option<&pb::MatchSettings>) -> Result<MatchSettings, Ap
 
 fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
     pb::MatchSettings {
+        clock: None,
         match_length: s.match_length,
         money_games: Some(s.money_games),
         cube_max: Some(match s.cube {
@@ -313,6 +390,8 @@ pub struct GameMeta<'a> {
     pub last_events: &'a [pb::GameEvent],
     /// The match's verifiable dice (None: dice from the CSPRNG alone).
     pub dice: Option<&'a bg_fair_dice::FairDice>,
+    /// The match's clock (None: no clock).
+    pub clock: Option<&'a Clock>,
 }
 
 /// The game as clients see it, with only the fields asked for (the
@@ -341,6 +420,7 @@ pub fn game(
         settings: when(has(F::Settings), || {
             Some(pb::MatchSettings {
                 verifiable_dice: Some(meta.dice.is_some()),
+                clock: meta.clock.map(|c| clock_settings_out(&c.settings)),
                 ..settings_out(&m.settings)
             })
         }),
@@ -395,6 +475,7 @@ pub fn game(
             meta.dice
                 .map(|dice| verifiable_dice(dice, m.phase == Phase::MatchOver))
         }),
+        clock: when(has(F::Clock), || meta.clock.map(clock)),
         legal_plays: when(has(F::LegalPlays), || {
             legal
                 .iter()
@@ -477,6 +558,7 @@ pub fn keep_only(game: &mut pb::Game, fields: &Fields) {
         match_id: when(keep(F::MatchId), || whole.match_id),
         xgid: when(keep(F::Xgid), || whole.xgid),
         verifiable_dice: when(keep(F::VerifiableDice), || whole.verifiable_dice),
+        clock: when(keep(F::Clock), || whole.clock),
     };
 }
 

@@ -41,11 +41,12 @@ pub enum GameField {
     MatchId = 26,
     Xgid = 27,
     VerifiableDice = 28,
+    Clock = 29,
 }
 
 /// Every `Game` field by its name in the proto (checked against the
 /// API's descriptor by a test).
-pub const GAME_FIELDS: [(&str, GameField); 28] = [
+pub const GAME_FIELDS: [(&str, GameField); 29] = [
     ("game_id", GameField::GameId),
     ("version", GameField::Version),
     ("variant", GameField::Variant),
@@ -74,6 +75,7 @@ pub const GAME_FIELDS: [(&str, GameField); 28] = [
     ("match_id", GameField::MatchId),
     ("xgid", GameField::Xgid),
     ("verifiable_dice", GameField::VerifiableDice),
+    ("clock", GameField::Clock),
 ];
 
 /// A part of each legal play (`backgammon.v1.Play`), numbered as in the

@@ -121,6 +121,9 @@ pub struct Config {
     /// Where each finished match's JSON record is written before it is
     /// removed (None: removed without a record).
     pub archive_dir: Option<PathBuf>,
+    /// How often the store is asked for clocks that ran out (the flag
+    /// falls at most this late).
+    pub clock_sweep: Duration,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and
@@ -287,6 +290,13 @@ async fn serve<S: GameStore>(
             retire_finished_matches(games.clone(), retention, archive.clone())
         }));
     }
+    // Clocks: the store's index of deadlines says which ran out, whichever
+    // server holds the game (or none); the compare-and-set of each
+    // timeout makes it apply once, however many servers sweep.
+    let timed = games.clone();
+    tokio::spawn(repeat(config.clock_sweep, stop_rx.clone(), move || {
+        time_out_due(timed.clone())
+    }));
     let idle = config.idle_eviction;
     let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     let held = games.clone();
@@ -505,6 +515,17 @@ async fn forget_old_requests<S: bg_store::GameStore>(store: S, retention: Durati
         Ok(forgotten) => tracing::debug!(forgotten, "old request ids forgotten"),
         Err(e) => {
             tracing::warn!(error = %e, "forgetting old request ids failed; retried later")
+        }
+    }
+}
+
+/// Ends by time the matches whose running seat's time is up.
+async fn time_out_due<S: bg_store::GameStore>(games: Arc<games::Games<S>>) {
+    match games.time_out_due().await {
+        Ok(0) => {}
+        Ok(timed_out) => tracing::debug!(timed_out, "clocks ran out"),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "looking for clocks that ran out failed; tried again")
         }
     }
 }

@@ -143,6 +143,16 @@ struct Cli {
     /// written, as GAME_ID.json, before the retention removes it.
     #[arg(long, env = "BACKGAMMON_ARCHIVE_DIR")]
     archive_dir: Option<PathBuf>,
+    /// Seconds between two looks for match clocks that ran out: the flag
+    /// falls at most this late (an action after the deadline is refused
+    /// whatever the sweep).
+    #[arg(
+        long,
+        env = "BACKGAMMON_CLOCK_SWEEP_SECONDS",
+        default_value_t = 0.25,
+        value_parser = seconds
+    )]
+    clock_sweep_seconds: f64,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -337,6 +347,7 @@ fn main() -> Result<()> {
                     .ok()
                     .filter(|d| !d.is_zero()),
                 archive_dir: cli.archive_dir,
+                clock_sweep: Duration::from_secs_f64(cli.clock_sweep_seconds.clamp(0.01, 1e9)),
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),

@@ -9,7 +9,12 @@
 //! changing these types means a new format version, with a migration
 //! from the older ones in [`decode`].
 //!
-//! **Format 3** (the current one): `{"format": 3, "match": MATCH, "dice":
+//! **Format 4** (the current one): format 3 and, for a match with a
+//! clock, `"clock":` [`v1::Clock`] (its settings, each seat's reserve,
+//! the seat whose time runs and since when); a game result's reason may
+//! be `time`.
+//!
+//! **Format 3**: `{"format": 3, "match": MATCH, "dice":
 //! DICE}`, where MATCH is the object described by [`v1::Match`], with the
 //! settings' `auto_roll`, and DICE, left out for a match whose dice come
 //! from the server's CSPRNG alone, is [`v1::FairDice`]: the secret server
@@ -33,11 +38,12 @@
 //! [`v1::TakenUp`]`}`: its first game only starts there.
 
 use bg_engine::Board;
+use bg_engine::clock::Clock;
 use bg_engine::game::Match;
 use bg_fair_dice::{FairDice, SeatSeeds, ServerSeed, Side};
 
 /// The format written.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 /// Why a stored snapshot cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -52,27 +58,37 @@ pub enum SnapshotError {
     Invalid(String),
 }
 
-/// A match as stored (format 3), with its verifiable dice if it has them.
-pub fn encode(game: &Match, dice: Option<&FairDice>) -> Result<String, serde_json::Error> {
+/// A match as stored (format 4), with its verifiable dice and its clock
+/// if it has them.
+pub fn encode(
+    game: &Match,
+    dice: Option<&FairDice>,
+    clock: Option<&Clock>,
+) -> Result<String, serde_json::Error> {
     serde_json::to_string(&Envelope {
         format: FORMAT,
         game: v1::Match::from(game),
         dice: dice.map(v1::FairDice::from),
+        clock: clock.map(v1::Clock::from),
     })
 }
 
+/// A stored match: the match, its verifiable dice, its clock.
+pub type Stored = (Match, Option<FairDice>, Option<Clock>);
+
 /// A stored match, in any format this server knows, and its verifiable
 /// dice if it has them.
-pub fn decode(text: &str) -> Result<(Match, Option<FairDice>), SnapshotError> {
+pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
     let value: serde_json::Value = serde_json::from_str(text)?;
-    let (stored, dice) = match value.get("format") {
+    let (stored, dice, clock) = match value.get("format") {
         // Format 0: the match alone.
-        None => (serde_json::from_value::<v1::Match>(value)?, None),
+        None => (serde_json::from_value::<v1::Match>(value)?, None, None),
         Some(format) => match format.as_u64() {
-            // Format 1 lacks `auto_roll`, read as off; 1 and 2 lack `dice`.
-            Some(1..=3) => {
+            // Format 1 lacks `auto_roll`, read as off; 1 and 2 lack `dice`;
+            // 1 to 3 lack `clock`.
+            Some(1..=4) => {
                 let envelope = serde_json::from_value::<Envelope>(value)?;
-                (envelope.game, envelope.dice)
+                (envelope.game, envelope.dice, envelope.clock)
             }
             Some(newer) if newer > u64::from(FORMAT) => return Err(SnapshotError::Newer(newer)),
             _ => return Err(SnapshotError::Invalid(format!("format {format}"))),
@@ -85,7 +101,47 @@ pub fn decode(text: &str) -> Result<(Match, Option<FairDice>), SnapshotError> {
     Ok((
         Match::try_from(stored).map_err(SnapshotError::Invalid)?,
         dice,
+        clock.map(Clock::from),
     ))
+}
+
+impl From<&Clock> for v1::Clock {
+    fn from(c: &Clock) -> v1::Clock {
+        let s = c.settings;
+        v1::Clock {
+            reserve_ms: s.reserve_ms,
+            reserve_per_point_ms: s.reserve_per_point_ms,
+            delay_ms: s.delay_ms,
+            increment_ms: s.increment_ms,
+            turn_limit_ms: s.turn_limit_ms,
+            on_timeout: match s.on_timeout {
+                bg_engine::clock::OnTimeout::Match => v1::OnTimeout::Match,
+                bg_engine::clock::OnTimeout::Game => v1::OnTimeout::Game,
+            },
+            reserves: c.reserve_ms,
+            running: c.running.map(|(seat, since)| (seat.into(), since)),
+        }
+    }
+}
+
+impl From<v1::Clock> for Clock {
+    fn from(c: v1::Clock) -> Clock {
+        Clock {
+            settings: bg_engine::clock::ClockSettings {
+                reserve_ms: c.reserve_ms,
+                reserve_per_point_ms: c.reserve_per_point_ms,
+                delay_ms: c.delay_ms,
+                increment_ms: c.increment_ms,
+                turn_limit_ms: c.turn_limit_ms,
+                on_timeout: match c.on_timeout {
+                    v1::OnTimeout::Match => bg_engine::clock::OnTimeout::Match,
+                    v1::OnTimeout::Game => bg_engine::clock::OnTimeout::Game,
+                },
+            },
+            reserve_ms: c.reserves,
+            running: c.running.map(|(seat, since)| (seat.into(), since)),
+        }
+    }
 }
 
 /// Where a match starts: a position every game starts from, or a match
@@ -183,6 +239,8 @@ struct Envelope {
     game: v1::Match,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dice: Option<v1::FairDice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    clock: Option<v1::Clock>,
 }
 
 /// The types of format 2 (and 1, 0: without `auto_roll`). Never change
@@ -192,6 +250,31 @@ pub mod v1 {
 
     fn is_zero(n: &u64) -> bool {
         *n == 0
+    }
+
+    /// A match clock (format 4). Times in milliseconds, instants in
+    /// milliseconds since the Unix epoch.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Clock {
+        pub reserve_ms: u64,
+        pub reserve_per_point_ms: u64,
+        pub delay_ms: u64,
+        pub increment_ms: u64,
+        pub turn_limit_ms: u64,
+        /// "match" or "game".
+        pub on_timeout: OnTimeout,
+        /// Each seat's reserve, white first (u64::MAX: no reserve).
+        pub reserves: [u64; 2],
+        /// The seat whose time runs, and since when.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub running: Option<(Seat, u64)>,
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum OnTimeout {
+        Match,
+        Game,
     }
 
     /// A match's verifiable dice (format 3): the scheme, the secret
@@ -687,9 +770,9 @@ mod tests {
 
     #[test]
     fn a_snapshot_of_the_previous_format_is_read() {
-        let (game, dice) = decode(FORMAT_0).unwrap();
-        // Before verifiable dice: the CSPRNG's.
-        assert_eq!(dice, None);
+        let (game, dice, clock) = decode(FORMAT_0).unwrap();
+        // Before verifiable dice: the CSPRNG's; before clocks, none.
+        assert_eq!((dice, clock), (None, None));
         assert_eq!(game.phase, bg_engine::game::Phase::Move);
         assert_eq!(game.dice, Some(bg_engine::Dice::new(5, 4).unwrap()));
         assert_eq!(game.settings.cube, bg_engine::game::CubeLimit::Max(64));
@@ -697,15 +780,17 @@ mod tests {
         // Auto-roll did not exist: the game is played without it.
         assert_eq!(game.settings.auto_roll, Some(false));
         // Written again, it is the current format, and reads back the same.
-        let again = encode(&game, None).unwrap();
-        assert!(again.starts_with(r#"{"format":3,"match":{"#), "{again}");
-        assert_eq!(decode(&again).unwrap(), (game.clone(), None));
+        let again = encode(&game, None, None).unwrap();
+        assert!(again.starts_with(r#"{"format":4,"match":{"#), "{again}");
+        assert_eq!(decode(&again).unwrap(), (game.clone(), None, None));
         let format_1 = format!(r#"{{"format":1,"match":{FORMAT_0}}}"#);
         assert_eq!(decode(&format_1).unwrap().0, game);
         let format_2 = format!(r#"{{"format":2,"match":{FORMAT_0}}}"#);
         assert_eq!(decode(&format_2).unwrap().0, game);
+        let format_3 = format!(r#"{{"format":3,"match":{FORMAT_0}}}"#);
+        assert_eq!(decode(&format_3).unwrap(), (game.clone(), None, None));
 
-        let (oldest, _) = decode(FORMAT_0_OLDEST).unwrap();
+        let (oldest, _, _) = decode(FORMAT_0_OLDEST).unwrap();
         assert_eq!(oldest.settings.auto_doubles, 0);
         assert!(!oldest.decision_after_play);
         assert_eq!(oldest.declined, Some((bg_engine::Seat::White, 1)));
@@ -713,42 +798,66 @@ mod tests {
         assert_eq!(oldest.resignation.map(|r| r.level), Some(2));
     }
 
-    /// Format 3 is pinned: the same match always writes the same text. A
+    /// Format 4 is pinned: the same match always writes the same text. A
     /// change here means a new format (and a migration in `decode`).
     #[test]
-    fn format_3_is_the_format_0_match_with_auto_roll_and_its_dice_in_an_envelope() {
-        let (mut game, _) = decode(FORMAT_0).unwrap();
+    fn format_4_is_the_format_0_match_with_auto_roll_its_dice_and_its_clock_in_an_envelope() {
+        let (mut game, _, _) = decode(FORMAT_0).unwrap();
         game.settings.auto_roll = Some(true);
         let with_auto_roll = FORMAT_0.replace(
             r#""first_move":"loser"}"#,
             r#""first_move":"loser","auto_roll":true}"#,
         );
         assert_eq!(
-            encode(&game, None).unwrap(),
-            format!(r#"{{"format":3,"match":{with_auto_roll}}}"#)
+            encode(&game, None, None).unwrap(),
+            format!(r#"{{"format":4,"match":{with_auto_roll}}}"#)
         );
         let mut dice = FairDice {
             server: ServerSeed([0xab; 32]),
             seeds: SeatSeeds::new("w", "").unwrap(),
             thrown: 12,
         };
-        let text = encode(&game, Some(&dice)).unwrap();
+        let text = encode(&game, Some(&dice), None).unwrap();
         assert_eq!(
             text,
             format!(
-                r#"{{"format":3,"match":{with_auto_roll},"dice":{{"scheme":"hmac-sha256/v1","server_seed":"{}","white_seed":"w","black_seed":"","thrown":12}}}}"#,
+                r#"{{"format":4,"match":{with_auto_roll},"dice":{{"scheme":"hmac-sha256/v1","server_seed":"{}","white_seed":"w","black_seed":"","thrown":12}}}}"#,
                 "ab".repeat(32)
             )
         );
-        assert_eq!(decode(&text).unwrap(), (game.clone(), Some(dice.clone())));
+        assert_eq!(
+            decode(&text).unwrap(),
+            (game.clone(), Some(dice.clone()), None)
+        );
+        // A clock: its settings, the reserves, who runs since when.
+        let mut clock = bg_engine::clock::Clock::new(
+            bg_engine::clock::ClockSettings {
+                reserve_ms: 0,
+                reserve_per_point_ms: 120_000,
+                delay_ms: 12_000,
+                increment_ms: 0,
+                turn_limit_ms: 0,
+                on_timeout: bg_engine::clock::OnTimeout::Match,
+            },
+            7,
+        );
+        clock.hand_over(Some(bg_engine::Seat::Black), 1_700_000_000_000);
+        let text = encode(&game, None, Some(&clock)).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"format":4,"match":{with_auto_roll},"clock":{{"reserve_ms":0,"reserve_per_point_ms":120000,"delay_ms":12000,"increment_ms":0,"turn_limit_ms":0,"on_timeout":"match","reserves":[840000,840000],"running":["black",1700000000000]}}}}"#
+            )
+        );
+        assert_eq!(decode(&text).unwrap(), (game.clone(), None, Some(clock)));
         // A seed given with a roll keeps the die it applies from.
         dice.give_seed(bg_fair_dice::Side::Black, "b").unwrap();
-        let text = encode(&game, Some(&dice)).unwrap();
+        let text = encode(&game, Some(&dice), None).unwrap();
         assert!(
             text.ends_with(r#""black_seed":"b","black_seed_from":12,"thrown":12}}"#),
             "{text}"
         );
-        assert_eq!(decode(&text).unwrap(), (game, Some(dice)));
+        assert_eq!(decode(&text).unwrap(), (game, Some(dice), None));
     }
 
     #[test]

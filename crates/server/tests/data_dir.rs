@@ -349,7 +349,7 @@ async fn a_game_stored_in_the_previous_format_plays_on() {
     drop(client);
     fixture.server.kill();
     let written = stored_state(&fixture, &g.id()).await;
-    assert!(written.starts_with(r#"{"format":3,"match":"#), "{written}");
+    assert!(written.starts_with(r#"{"format":4,"match":"#), "{written}");
     // No verifiable dice (the match's own "dice" are its turn's).
     assert!(!written.contains(r#""scheme""#), "{written}");
     // Made before auto-roll: played on without it.
@@ -365,7 +365,7 @@ async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
     let mut client = connect(&fixture.server.addr).await;
     let g = game_with_a_move(&mut client).await;
     fixture.server.kill();
-    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 4)").await;
+    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 5)").await;
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     let status = client

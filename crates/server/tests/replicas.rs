@@ -659,3 +659,53 @@ async fn updates_reach_a_watcher_of_another_replica_promptly() {
         sorted[sorted.len() - 1]
     );
 }
+
+/// Issue 35: clocks on replicas. Idle matches created on three replicas,
+/// nobody acting, one replica killed before their clocks run out: every
+/// match ends on time, each with exactly one `time_expired`, whichever
+/// replica held it (or none).
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_clocks_on_replicas_each_fall_once_even_with_a_replica_killed() {
+    let Some(mut replicas) = Replicas::start("clocks", 3) else {
+        return;
+    };
+    let mut clients = replicas.clients().await;
+    let mut games = Vec::new();
+    for n in 0..9 {
+        let settings = pb::MatchSettings {
+            match_length: 3,
+            clock: Some(pb::ClockSettings {
+                reserve_ms: 1_500 + 100 * n as u64,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        games.push(new_game(&mut clients[n % 3], settings).await);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    replicas.servers[0].kill();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for g in &games {
+        loop {
+            let game = get_game(&mut clients[1], g).await;
+            if game.phase == pb::Phase::MatchOver as i32 {
+                assert_eq!(game.results[0].reason, "time");
+                assert_eq!(
+                    game.version,
+                    g.game.version + 1,
+                    "one timeout, nothing else"
+                );
+                break;
+            }
+            assert!(Instant::now() < deadline, "every clock falls within 20 s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let timeouts = stored_history(&mut clients[2], &g.id())
+            .await
+            .iter()
+            .flat_map(|u| u.events.iter())
+            .filter(|e| e.kind == "time_expired")
+            .count();
+        assert_eq!(timeouts, 1, "game {}", g.id());
+    }
+}

@@ -89,6 +89,9 @@ pub struct GameRecord {
     /// The match is over: no action changes it any more. The store notes
     /// when it was first stored so, for [`GameStore::finished_before`].
     pub finished: bool,
+    /// When the running seat's time runs out, in milliseconds since the
+    /// Unix epoch (None: no clock runs), for [`GameStore::due_before`].
+    pub deadline_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for GameRecord {
@@ -322,6 +325,14 @@ pub trait GameStore: Clone + Send + Sync + 'static {
     fn finished_before(
         &self,
         before: SystemTime,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// The ids of at most `limit` matches whose clock ran out by `now_ms`
+    /// (milliseconds since the Unix epoch), the earliest first.
+    fn due_before(
+        &self,
+        now_ms: u64,
         limit: u32,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 

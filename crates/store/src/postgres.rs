@@ -435,6 +435,11 @@ fn unix_seconds(time: SystemTime) -> i64 {
         .map_or(0, |d| d.as_secs().min(i64::MAX as u64) as i64)
 }
 
+/// A game's deadline as PostgreSQL keeps it.
+fn deadline_param(game: &GameRecord) -> Option<i64> {
+    game.deadline_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
+}
+
 fn version_param(version: u64) -> Result<i64, StoreError> {
     i64::try_from(version)
         .map_err(|_| StoreError::Corrupt(format!("version {version} is too large")))
@@ -469,8 +474,8 @@ fn bind_log<'q>(
 const CREATE: &str = "\
 WITH created AS (
     INSERT INTO games (game_id, variant, variant_version, options, version, state,
-                       white_token_hash, black_token_hash, start_board, finished_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $19 THEN now() END)
+                       white_token_hash, black_token_hash, start_board, finished_at, deadline_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $19 THEN now() END, $20)
     RETURNING game_id
 ), logged AS (
     INSERT INTO game_events (game_id, version, events)
@@ -487,7 +492,7 @@ SELECT 1 AS stored FROM created";
 const COMMIT: &str = "\
 WITH updated AS (
     UPDATE games SET version = $1, state = $2, updated_at = now(),
-                     finished_at = CASE WHEN $14 THEN now() END
+                     finished_at = CASE WHEN $14 THEN now() END, deadline_at = $15
     WHERE game_id = $3 AND version = $4
     RETURNING game_id
 ), logged AS (
@@ -551,7 +556,9 @@ impl GameStore for PgStore {
             .bind(&game.token_hashes[0])
             .bind(&game.token_hashes[1])
             .bind(&game.start_board);
-        let query = bind_log(query, entry, request)?.bind(game.finished);
+        let query = bind_log(query, entry, request)?
+            .bind(game.finished)
+            .bind(deadline_param(game));
         let mut connection = self.connection().await?;
         query
             .fetch_optional(&mut *connection)
@@ -564,7 +571,7 @@ impl GameStore for PgStore {
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board, \
-             (CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END)::int8 AS finished FROM games WHERE game_id = $1",
+             (CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END)::int8 AS finished, deadline_at FROM games WHERE game_id = $1",
         )
         .bind(game_id)
         .fetch_optional(&self.pool)
@@ -586,7 +593,9 @@ impl GameStore for PgStore {
             .bind(&game.state)
             .bind(&game.game_id)
             .bind(version_param(expected_version)?);
-        let query = bind_log(query, entry, request)?.bind(game.finished);
+        let query = bind_log(query, entry, request)?
+            .bind(game.finished)
+            .bind(deadline_param(game));
         let mut connection = self.connection().await?;
         let start = std::time::Instant::now();
         let stored = query
@@ -728,6 +737,19 @@ impl GameStore for PgStore {
              AND finished_at < to_timestamp($1) ORDER BY finished_at LIMIT $2",
         )
         .bind(before)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .by_deadline()
+        .await
+        .map_err(|e| self.read_failed(e))
+    }
+
+    async fn due_before(&self, now_ms: u64, limit: u32) -> Result<Vec<String>, StoreError> {
+        sqlx::query_scalar(
+            "SELECT game_id FROM games WHERE deadline_at IS NOT NULL AND deadline_at <= $1 \
+             ORDER BY deadline_at LIMIT $2",
+        )
+        .bind(now_ms.min(i64::MAX as u64) as i64)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .by_deadline()

@@ -51,6 +51,7 @@ where
     let what = format!("game {game_id}");
     let what = what.as_str();
     let finished: i64 = column(row, "finished", what)?;
+    let deadline: Option<i64> = column(row, "deadline_at", what)?;
     Ok(GameRecord {
         game_id: column(row, "game_id", what)?,
         variant: column(row, "variant", what)?,
@@ -64,6 +65,7 @@ where
         ],
         start_board: column(row, "start_board", what)?,
         finished: finished != 0,
+        deadline_ms: deadline.map(|ms| ms.max(0) as u64),
     })
 }
 

@@ -241,7 +241,7 @@ impl GameStore for SqliteStore {
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board, \
-             CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END AS finished FROM games WHERE game_id = ?",
+             CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END AS finished, deadline_at FROM games WHERE game_id = ?",
         )
         .bind(game_id)
         .fetch_optional(&self.readers)
@@ -415,6 +415,17 @@ impl GameStore for SqliteStore {
         .await?)
     }
 
+    async fn due_before(&self, now_ms: u64, limit: u32) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT game_id FROM games WHERE deadline_at IS NOT NULL AND deadline_at <= ? \
+             ORDER BY deadline_at LIMIT ?",
+        )
+        .bind(now_ms.min(i64::MAX as u64) as i64)
+        .bind(i64::from(limit))
+        .fetch_all(&self.readers)
+        .await?)
+    }
+
     /// On a connection of its own, as the forgetting of request ids: the
     /// writer's thread keeps to the actions. Its first statement writes,
     /// so the transaction takes the write lock at once (waiting for the
@@ -568,6 +579,7 @@ mod tests {
             token_hashes: [vec![1; 32], vec![2; 32]],
             start_board: None,
             finished: false,
+            deadline_ms: None,
         }
     }
 

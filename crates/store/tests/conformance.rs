@@ -354,6 +354,7 @@ fn game(id: &str, version: u64, state: &str) -> GameRecord {
         token_hashes: [vec![1; 32], vec![2; 32]],
         start_board: None,
         finished: false,
+        deadline_ms: None,
     }
 }
 
@@ -409,6 +410,7 @@ async fn a_game_reads_back_as_written<B: Backend>(place: &B) {
         token_hashes: [(0..32).collect(), (32..64).rev().collect()],
         start_board: Some(r#"{"points":[2,0,0,0,0,-5]}"#.into()),
         finished: false,
+        deadline_ms: None,
     };
     store.create(&written, &entry(1), None).await.unwrap();
     assert_eq!(store.load("g-ü").await.unwrap(), Some(written.clone()));
@@ -433,6 +435,52 @@ async fn a_game_reads_back_as_written<B: Backend>(place: &B) {
     assert_eq!(store.load("g-ü").await.unwrap(), Some(ended));
 }
 
+/// A running clock's deadline reads back as written, and the games whose
+/// deadline has come are listed, earliest first; a commit that stops the
+/// clock takes the game off the list.
+async fn games_whose_clock_ran_out_are_listed_by_their_deadline<B: Backend>(place: &B) {
+    let store = place.open().await;
+    for (id, deadline) in [
+        ("late", Some(2_000)),
+        ("early", Some(1_000)),
+        ("none", None),
+        ("later", Some(9_000)),
+    ] {
+        let record = GameRecord {
+            deadline_ms: deadline,
+            ..game(id, 1, "start")
+        };
+        store.create(&record, &entry(1), None).await.unwrap();
+        assert_eq!(store.load(id).await.unwrap(), Some(record));
+    }
+    assert_eq!(
+        store.due_before(999, 10).await.unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        store.due_before(2_000, 10).await.unwrap(),
+        ["early", "late"]
+    );
+    assert_eq!(store.due_before(2_000, 1).await.unwrap(), ["early"]);
+    // The early game's turn ended in time: its clock now runs to 5,000.
+    let moved = GameRecord {
+        deadline_ms: Some(5_000),
+        ..game("early", 2, "next")
+    };
+    store.commit(&moved, 1, &entry(2), None).await.unwrap();
+    assert_eq!(store.due_before(2_000, 10).await.unwrap(), ["late"]);
+    // The late one ended: no clock runs.
+    let ended = GameRecord {
+        finished: true,
+        ..game("late", 2, "over")
+    };
+    store.commit(&ended, 1, &entry(2), None).await.unwrap();
+    assert_eq!(
+        store.due_before(u64::MAX, 10).await.unwrap(),
+        ["early", "later"]
+    );
+}
+
 /// Matches that ended are listed by when they ended, and removed with
 /// their log and request ids (actions' and NewGame's); a match that runs
 /// is never removed, whatever its age, nor another match's rows.
@@ -451,6 +499,7 @@ async fn a_match_that_ended_is_listed_and_removed_whole<B: Backend>(place: &B) {
         action.answer = Answer::Version(2);
         let next = GameRecord {
             finished: id.starts_with("ended"),
+            deadline_ms: None,
             ..game(id, 2, "next")
         };
         store
@@ -1737,6 +1786,7 @@ async fn a_database_made_by_the_old_migrations_reads_back_after_the_upgrade<B: B
 conformance! {
     a_game_reads_back_as_written,
     a_match_that_ended_is_listed_and_removed_whole,
+    games_whose_clock_ran_out_are_listed_by_their_deadline,
     a_commit_applies_only_on_the_expected_version,
     log_entries_come_back_in_order_after_any_version,
     a_request_id_is_recorded_once_with_its_answer,

@@ -12,9 +12,9 @@ use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError, action_sc
 use tonic::Code;
 
 use super::cache::{Live, Slot};
-use super::events::{Recorded, entry};
+use super::events::{Recorded, Timing, entry};
 use super::retries::{is_same, kept};
-use super::{Games, ServerDice, game_id_of, side, unserialisable};
+use super::{Games, ServerDice, game_id_of, now_ms, side, unserialisable};
 use crate::convert;
 use crate::error::ApiError;
 use crate::fields::Fields;
@@ -46,6 +46,9 @@ enum Judged {
     /// An answer with no new version: a refusal, the first answer to a
     /// retry, a stale version.
     Answer(Result<pb::Game, ApiError>),
+    /// The running seat's time ran out before the action came: the
+    /// timeout to store (the action is refused once it is).
+    TimedOut(Live, LogEntry),
 }
 
 /// Every action names the version it acted on: 0 is no version.
@@ -105,8 +108,22 @@ impl<S: GameStore> Games<S> {
                 .current(&slot, &mut guard, game_id, action.expected_version)
                 .await?;
             match self.judge(live, seat, &command, &action).await {
+                Judged::TimedOut(next, entry) => {
+                    match self.commit(&slot, live, next, &entry, None).await {
+                        Err(Lost::ToAnotherWriter(e)) if lost_commits < MAX_LOST_COMMITS => {
+                            tracing::debug!(game_id, error = %e, "timeout lost to another writer");
+                            lost_commits += 1;
+                        }
+                        Err(Lost::ToAnotherWriter(e)) => return Err(ApiError::store(e)),
+                        Err(Lost::Answered(answer)) => return answer,
+                        Ok(_) => return Err(time_expired()),
+                    }
+                }
                 Judged::Apply(next, entry) => {
-                    match self.commit(&slot, live, next, &entry, seat, &action).await {
+                    match self
+                        .commit(&slot, live, next, &entry, Some((seat, &action)))
+                        .await
+                    {
                         Err(Lost::ToAnotherWriter(e)) if lost_commits < MAX_LOST_COMMITS => {
                             tracing::debug!(game_id, error = %e, "commit lost to another writer");
                             lost_commits += 1;
@@ -159,6 +176,15 @@ impl<S: GameStore> Games<S> {
                 },
             );
         }
+        // Too late: the running seat's time is up (whoever asks). The
+        // timeout is applied first; of it and an action just in time,
+        // the store's compare-and-set lets one through, never both.
+        if let Some(timeout) = timeout(live, now_ms()) {
+            return match timeout {
+                Ok((next, entry)) => Judged::TimedOut(next, entry),
+                Err(e) => Judged::Answer(Err(e)),
+            };
+        }
         let fair = match with_seed(live.dice.clone(), seat, &action.dice_seed) {
             Ok(fair) => fair,
             Err(e) => return Judged::Answer(Err(e)),
@@ -195,7 +221,7 @@ impl<S: GameStore> Games<S> {
             thrown,
             events,
         };
-        match next_version(live, applied, seat, command, &action.dice_seed) {
+        match next_version(live, applied, seat, command, &action.dice_seed, now_ms()) {
             Ok((next, entry)) => Judged::Apply(next, entry),
             Err(e) => Judged::Answer(Err(e)),
         }
@@ -209,11 +235,11 @@ impl<S: GameStore> Games<S> {
         live: &mut Live,
         next: Live,
         entry: &LogEntry,
-        seat: Seat,
-        action: &Action,
+        by: Option<(Seat, &Action)>,
     ) -> Result<pb::Game, Lost> {
         let game_id = &live.record.game_id;
-        let scope = action_scope(game_id, seat);
+        // The server's own actions (a timeout) have no seat's request.
+        let fields = by.map_or(&Fields::ALL, |(_, action)| &action.fields);
         // Built before the commit, so that a game that cannot be shown
         // is not stored. Watchers get the whole game (each cuts it to its
         // own mask), built only if someone watches (no one can start
@@ -221,18 +247,20 @@ impl<S: GameStore> Games<S> {
         // cut from it, and otherwise built with only its fields.
         let shown = |e| Lost::Answered(Err(e));
         let (answer, whole) = if slot.updates.receiver_count() == 0 {
-            (next.view(&action.fields).map_err(shown)?, None)
+            (next.view(fields).map_err(shown)?, None)
         } else {
             let whole = next.snapshot().map_err(shown)?;
             let mut answer = whole.clone();
-            convert::keep_only(&mut answer, &action.fields);
+            convert::keep_only(&mut answer, fields);
             (answer, Some(whole))
         };
-        let request = (!action.request_id.is_empty()).then(|| RequestRecord {
-            scope: scope.clone(),
-            request_id: action.request_id.clone(),
-            fingerprint: kept(&action.fingerprint),
-            answer: Answer::Version(next.record.version),
+        let request = by.and_then(|(seat, action)| {
+            (!action.request_id.is_empty()).then(|| RequestRecord {
+                scope: action_scope(game_id, seat),
+                request_id: action.request_id.clone(),
+                fingerprint: kept(&action.fingerprint),
+                answer: Answer::Version(next.record.version),
+            })
         });
         let expected = live.record.version;
         if let Err(e) = self
@@ -251,6 +279,10 @@ impl<S: GameStore> Games<S> {
                 // another writer (judged again, it gets that answer), or
                 // by another request (refused).
                 StoreError::Duplicate => {
+                    let Some((seat, action)) = by else {
+                        return Err(Lost::Answered(Err(ApiError::store(e))));
+                    };
+                    let scope = action_scope(game_id, seat);
                     match self.previous_answer(&scope, &action.request_id).await {
                         Ok(Some(previous)) if is_same(&previous, &action.fingerprint) => {
                             Lost::ToAnotherWriter(e)
@@ -266,7 +298,12 @@ impl<S: GameStore> Games<S> {
                 e => Lost::Answered(Err(ApiError::store(e))),
             });
         }
-        tracing::debug!(game_id, %seat, version = next.record.version, "action applied");
+        match by {
+            Some((seat, _)) => {
+                tracing::debug!(game_id, %seat, version = next.record.version, "action applied")
+            }
+            None => tracing::info!(game_id, version = next.record.version, "time ran out"),
+        }
         crate::metrics::action_committed(&next.record.variant);
         *live = next;
         // Watchers get the update; with none, it is not even built.
@@ -330,6 +367,7 @@ fn next_version(
     seat: Seat,
     command: &Command,
     dice_seed: &str,
+    now: u64,
 ) -> Result<(Live, LogEntry), ApiError> {
     let Applied {
         game,
@@ -337,10 +375,23 @@ fn next_version(
         thrown,
         events,
     } = applied;
+    // The clock: the turn that ended is charged (all of the flagged seat's
+    // reserve, on a timeout) and the seat the game waits for next starts.
+    let mut clock = live.clock;
+    let took_ms = clock.as_mut().and_then(|clock| {
+        let used = match command {
+            Command::TimeExpired { .. } => clock.flag(now),
+            _ => None,
+        };
+        let handed = clock.hand_over(game.to_act(), now);
+        used.or(handed).map(|used| used.took_ms)
+    });
     let mut record = live.record.clone();
     record.version = live.record.version + 1;
-    record.state = snapshot::encode(&game, dice.as_ref()).map_err(unserialisable)?;
+    record.state =
+        snapshot::encode(&game, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
     record.finished = game.phase == Phase::MatchOver;
+    record.deadline_ms = clock.and_then(|c| c.deadline_ms());
     let (entry, last_events) = entry(
         record.version,
         Some(seat),
@@ -348,16 +399,99 @@ fn next_version(
         thrown,
         dice_seed,
         events,
+        Timing { clock, took_ms },
     )?;
     let next = Live {
         record,
         game,
         dice,
+        clock,
         rules: live.rules.clone(),
         last_events,
         stale: false,
     };
     Ok((next, entry))
+}
+
+/// Clocks that ran out, applied per sweep (the rest at the next).
+const DUE_BATCH: u32 = 500;
+
+/// The refusal of an action that came after the acting seat's time, or
+/// its opponent's, ran out.
+fn time_expired() -> ApiError {
+    ApiError::new(
+        Code::FailedPrecondition,
+        "TIME_EXPIRED",
+        "time ran out before this action came: the game was ended by time (read it again)",
+    )
+}
+
+/// The timeout of `live`'s running seat, if its time is up at `now`: the
+/// next version and its log entry.
+fn timeout(live: &Live, now: u64) -> Option<Result<(Live, LogEntry), ApiError>> {
+    let clock = live.clock.filter(|clock| clock.expired(now))?;
+    let (seat, _) = clock.running?;
+    let command = Command::TimeExpired {
+        costs: clock.settings.on_timeout,
+    };
+    let mut game = live.game.clone();
+    let mut dice = Recorded::new(ServerDice::new(live.dice.clone()));
+    let applied = game.apply(seat, &command, &live.rules, &mut dice);
+    let (thrown, fair) = (dice.thrown, dice.source.fair);
+    Some(applied.map_err(ApiError::from).and_then(|events| {
+        let applied = Applied {
+            game,
+            dice: fair,
+            thrown,
+            events,
+        };
+        next_version(live, applied, seat, &command, "", now)
+    }))
+}
+
+impl<S: GameStore> Games<S> {
+    /// Applies the timeouts of the games whose clocks ran out, as the
+    /// store's index of deadlines says; returns how many it applied.
+    pub async fn time_out_due(&self) -> Result<usize, ApiError> {
+        let due = self
+            .store
+            .due_before(now_ms(), DUE_BATCH)
+            .await
+            .map_err(ApiError::store)?;
+        let mut applied = 0;
+        for game_id in due {
+            match self.time_out(&game_id).await {
+                Ok(true) => applied += 1,
+                Ok(false) => {}
+                // One game's trouble (a damaged row) stops no other.
+                Err(e) => {
+                    tracing::warn!(game_id, error = %e.message, "a clock that ran out could not be applied")
+                }
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Applies the timeout of a game whose running seat's time is up, as
+    /// the server's own action (no request, no token): a new version,
+    /// committed by the same compare-and-set as every action, told to the
+    /// watchers. Nothing when its time is not up (another server applied
+    /// it, or an action came first). Returns whether it applied one.
+    pub async fn time_out(&self, game_id: &str) -> Result<bool, ApiError> {
+        let slot = self.slot(game_id);
+        let mut guard = slot.live.lock().await;
+        let live = self.fresh(&slot, &mut guard, game_id).await?;
+        let Some(timeout) = timeout(live, now_ms()) else {
+            return Ok(false);
+        };
+        let (next, entry) = timeout?;
+        match self.commit(&slot, live, next, &entry, None).await {
+            Ok(_) => Ok(true),
+            // Another server moved the game on first: its version stands.
+            Err(Lost::ToAnotherWriter(_)) => Ok(false),
+            Err(Lost::Answered(answer)) => answer.map(|_| false),
+        }
+    }
 }
 
 /// Why a commit did not apply.

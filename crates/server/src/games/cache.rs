@@ -35,6 +35,8 @@ pub(super) struct Live {
     /// Holds the secret server seed: never logged, shown only through
     /// [`Live::snapshot`], which hides it until the match is over.
     pub(super) dice: Option<FairDice>,
+    /// The match's clock (None: no clock).
+    pub(super) clock: Option<bg_engine::clock::Clock>,
     /// The events of the action that made this version.
     pub(super) last_events: Vec<pb::GameEvent>,
     /// A write of this game failed, or lost to another writer: the store
@@ -74,6 +76,7 @@ impl Live {
                 .contains(Capabilities::STANDARD_BOARD),
             last_events: &self.last_events,
             dice: self.dice.as_ref(),
+            clock: self.clock.as_ref(),
         }
     }
 
@@ -211,15 +214,16 @@ impl<S: GameStore> Games<S> {
         }
         let options: BTreeMap<String, String> =
             serde_json::from_str(&record.options).map_err(corrupt)?;
-        let (game, dice): (Match, _) = snapshot::decode(&record.state).map_err(|e| match e {
-            // Not damage: a newer server wrote it.
-            snapshot::SnapshotError::Newer(_) => ApiError::new(
-                Code::FailedPrecondition,
-                "STORAGE_FORMAT_NEWER",
-                format!("game {game_id} was stored by a newer server ({e}); upgrade this one"),
-            ),
-            e => corrupt(e),
-        })?;
+        let (game, dice, clock): snapshot::Stored =
+            snapshot::decode(&record.state).map_err(|e| match e {
+                // Not damage: a newer server wrote it.
+                snapshot::SnapshotError::Newer(_) => ApiError::new(
+                    Code::FailedPrecondition,
+                    "STORAGE_FORMAT_NEWER",
+                    format!("game {game_id} was stored by a newer server ({e}); upgrade this one"),
+                ),
+                e => corrupt(e),
+            })?;
         game.check()
             .map_err(|e| ApiError::data_loss(format!("game {game_id}: {e}")))?;
         let mut rules = VariantRules::new(plugin, options);
@@ -248,6 +252,7 @@ impl<S: GameStore> Games<S> {
             record,
             game,
             dice,
+            clock,
             last_events,
             stale: false,
         };

@@ -19,6 +19,7 @@
 
 use bg_api::v1 as pb;
 use bg_engine::Seat;
+use bg_engine::clock::Clock;
 use bg_engine::game::{Command, DiceSource, Event};
 use bg_store::LogEntry;
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,21 @@ pub(super) struct Logged {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub dice_seed: String,
     pub events: Vec<Event>,
+    /// The match's clock after the action (matches with a clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
+    /// The time the acting seat took for its turn, when the action ended
+    /// it (milliseconds, matches with a clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_ms: Option<u64>,
+}
+
+/// The clock after an action, and the time the action's seat took, when
+/// the action ended its turn.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Timing {
+    pub clock: Option<Clock>,
+    pub took_ms: Option<u64>,
 }
 
 /// An event of an entry written before commands were logged.
@@ -88,6 +104,15 @@ impl Entry {
         match self {
             Entry::Logged(logged) => &logged.dice,
             Entry::Old(_) => &[],
+        }
+    }
+
+    /// The time the acting seat took for its turn, when the action ended
+    /// it (matches with a clock).
+    pub(super) fn took_ms(&self) -> Option<u64> {
+        match self {
+            Entry::Logged(logged) => logged.took_ms,
+            Entry::Old(_) => None,
         }
     }
 
@@ -141,6 +166,7 @@ pub(super) fn entry(
     dice: Vec<u8>,
     dice_seed: &str,
     events: Vec<Event>,
+    timing: Timing,
 ) -> Result<(LogEntry, Vec<pb::GameEvent>), ApiError> {
     let api = api_events(&events);
     // A move whose first event is that very move is read from the event.
@@ -151,6 +177,8 @@ pub(super) fn entry(
         dice,
         dice_seed: dice_seed.to_string(),
         events,
+        clock: timing.clock,
+        took_ms: timing.took_ms,
     };
     let text = serde_json::to_string(&logged).map_err(unserialisable)?;
     Ok((LogEntry { version, text }, api))
@@ -309,7 +337,16 @@ mod tests {
             seat: Seat::White,
             play,
         }];
-        let (entry, _) = entry(5, Some(Seat::White), Some(&moved), vec![], "", events).unwrap();
+        let (entry, _) = entry(
+            5,
+            Some(Seat::White),
+            Some(&moved),
+            vec![],
+            "",
+            events,
+            Timing::default(),
+        )
+        .unwrap();
         assert!(!entry.text.contains("\"do\""), "{}", entry.text);
         let Entry::Logged(logged) = Entry::read(&entry).unwrap() else {
             panic!("a logged entry")
@@ -336,6 +373,7 @@ mod tests {
             vec![6, 1],
             "",
             events,
+            Timing::default(),
         )
         .unwrap()
     }

@@ -21,6 +21,8 @@ struct Action {
     /// The seat's seed for the verifiable dice given with it (empty: none).
     dice_seed: String,
     events: Vec<Event>,
+    /// The time the acting seat took for its turn (matches with a clock).
+    took_ms: Option<u64>,
 }
 
 impl<S: GameStore> Games<S> {
@@ -72,6 +74,7 @@ impl<S: GameStore> Games<S> {
                     by: entry.by(),
                     dice: entry.dice().to_vec(),
                     dice_seed: entry.dice_seed().to_string(),
+                    took_ms: entry.took_ms(),
                     events: entry.events()?,
                 })
             })
@@ -211,6 +214,9 @@ fn json_record(
             });
             if !a.dice_seed.is_empty() {
                 action["dice_seed"] = json!(a.dice_seed);
+            }
+            if let Some(took_ms) = a.took_ms {
+                action["took_ms"] = json!(took_ms);
             }
             action
         })

@@ -64,6 +64,8 @@ impl<S: GameStore> Games<S> {
         // Every die of the match is logged: the dice thrown by `version`.
         let mut thrown = 0u64;
         let mut last_events = Vec::new();
+        // The clock as the entry of `version` left it.
+        let mut clock = None;
         let mut reached = 0;
         for (n, stored) in log.iter().take_while(|e| e.version <= version).enumerate() {
             let expected = n as u64 + 1;
@@ -78,6 +80,7 @@ impl<S: GameStore> Games<S> {
                 return Err(not_rebuilt(version, "its log predates logged commands"));
             };
             thrown += logged.dice.len() as u64;
+            clock = logged.clock;
             let mut dice = Rethrown::new(logged.dice.clone());
             let events = match (&mut game, logged.by, &logged.command()) {
                 (None, None, None) => {
@@ -126,11 +129,15 @@ impl<S: GameStore> Games<S> {
             }
             dice
         });
-        record.state = snapshot::encode(&game, dice.as_ref()).map_err(unserialisable)?;
+        record.state =
+            snapshot::encode(&game, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
+        record.finished = game.phase == bg_engine::game::Phase::MatchOver;
+        record.deadline_ms = clock.and_then(|c| c.deadline_ms());
         Ok(Live {
             record,
             game,
             dice,
+            clock,
             rules: live.rules.clone(),
             last_events,
             stale: false,

@@ -88,6 +88,15 @@ impl<S: GameStore> Games<S> {
     }
 }
 
+/// Now, in milliseconds since the Unix epoch: the time the clocks of
+/// matches are read in (the server's wall clock; replicas keep theirs in
+/// step with NTP).
+pub(super) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().min(u128::from(u64::MAX)) as u64)
+}
+
 /// The fair-dice scheme's name for a seat.
 fn side(seat: bg_engine::Seat) -> bg_fair_dice::Side {
     match seat {

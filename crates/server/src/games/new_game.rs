@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use bg_api::v1 as pb;
+use bg_engine::clock::Clock;
 use bg_engine::game::{Cube, GameError, Match, MatchSettings, Resume, RulesErrorKind};
 use bg_engine::{Board, Seat, match_id, position_id, xgid};
 use bg_fair_dice::{FairDice, SeatSeeds, Side};
@@ -13,10 +14,10 @@ use sha2::{Digest, Sha256};
 use tonic::Code;
 
 use super::cache::Live;
-use super::events::{Recorded, entry};
+use super::events::{Recorded, Timing, entry};
 use super::retries::{check_new_game_request_id, fingerprint, kept, new_game_record_id};
 use super::seats::{seat_token, token_hash};
-use super::{Games, ServerDice, unserialisable};
+use super::{Games, ServerDice, now_ms, unserialisable};
 use crate::convert;
 use crate::error::ApiError;
 use crate::snapshot;
@@ -77,6 +78,8 @@ impl<S: GameStore> Games<S> {
             .transpose()?;
         let taken_up = taken_up(request, &mut settings)?;
         let fair = verifiable_dice(request)?;
+        let clock = convert::clock_settings(request.settings.as_ref())?
+            .map(|clock| Clock::new(clock, settings.match_length));
         let (started, thrown, fair) = {
             let mut dice = Recorded::new(ServerDice::new(fair));
             let started =
@@ -141,7 +144,7 @@ impl<S: GameStore> Games<S> {
             variant_version: plugin.version().to_string(),
             options: serde_json::to_string(&options).map_err(unserialisable)?,
             version: 1,
-            state: snapshot::encode(&game, fair.as_ref()).map_err(unserialisable)?,
+            state: String::new(),
             token_hashes: [token_hash(&tokens[0]), token_hash(&tokens[1])],
             start_board: match (&taken_up, rules.start) {
                 (Some((board, from)), _) => Some(snapshot::Start::TakenUp(*board, *from)),
@@ -153,12 +156,27 @@ impl<S: GameStore> Games<S> {
             .transpose()
             .map_err(unserialisable)?,
             finished: game.phase == bg_engine::game::Phase::MatchOver,
+            deadline_ms: None,
         };
-        let (entry, last_events) = entry(1, None, None, thrown, "", events)?;
+        // The clock starts for the seat the new game waits for.
+        let clock = clock.map(|mut clock| {
+            clock.hand_over(game.to_act(), now_ms());
+            clock
+        });
+        let mut record = record;
+        record.deadline_ms = clock.and_then(|c| c.deadline_ms());
+        record.state =
+            snapshot::encode(&game, fair.as_ref(), clock.as_ref()).map_err(unserialisable)?;
+        let timing = Timing {
+            clock,
+            took_ms: None,
+        };
+        let (entry, last_events) = entry(1, None, None, thrown, "", events, timing)?;
         let live = Live {
             record,
             game,
             dice: fair,
+            clock,
             rules,
             last_events,
             stale: false,

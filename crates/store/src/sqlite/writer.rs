@@ -848,8 +848,8 @@ fn insert_game(connection: &Connection, game: &GameRecord, now: SystemTime) -> R
     connection
         .prepare_cached(
             "INSERT OR FAIL INTO games (game_id, variant, variant_version, options, version, state, \
-             white_token_hash, black_token_hash, start_board, finished_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             white_token_hash, black_token_hash, start_board, finished_at, deadline_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )?
         .execute(params![
             game.game_id,
@@ -862,8 +862,15 @@ fn insert_game(connection: &Connection, game: &GameRecord, now: SystemTime) -> R
             game.token_hashes[1],
             game.start_board,
             finished_at(game, now),
+            deadline_at(game),
         ])?;
     Ok(())
+}
+
+/// When the running seat's time runs out (ms since the epoch; NULL: no
+/// clock runs).
+fn deadline_at(game: &GameRecord) -> Option<i64> {
+    game.deadline_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
 }
 
 /// When a match that is over ended: `now`, when this write ends it
@@ -882,12 +889,13 @@ fn update_game(
     let updated = connection
         .prepare_cached(
             "UPDATE OR FAIL games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP, \
-             finished_at = ? WHERE game_id = ? AND version = ?",
+             finished_at = ?, deadline_at = ? WHERE game_id = ? AND version = ?",
         )?
         .execute(params![
             game.version as i64,
             game.state,
             finished_at(game, now),
+            deadline_at(game),
             game.game_id,
             expected as i64
         ])?;
