@@ -161,17 +161,8 @@ async fn a_turn_in_time_is_charged_after_the_delay_and_hands_the_clock_over() {
     let deadline = after.deadline.unwrap();
     assert_eq!(deadline.seconds - since.seconds, 70, "delay and reserve");
     // The JSON record carries the time the turn took.
-    let record = client
-        .export_match(pb::ExportMatchRequest {
-            game_id: g.id(),
-            format: pb::RecordFormat::Json as i32,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .text;
-    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(&json_record(&mut client, &g).await).unwrap();
     let took = &record["actions"][1]["took_ms"];
     assert!(took.as_u64().is_some_and(|ms| ms < 10_000), "{record}");
 }

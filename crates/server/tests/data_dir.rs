@@ -532,16 +532,7 @@ async fn finished_matches_are_archived_then_removed_after_their_retention() {
     let mut ended = new_game(&mut client, one_point).await;
     resign(&mut client, &mut ended).await;
     assert_eq!(ended.game.phase, pb::Phase::MatchOver as i32);
-    let exported = client
-        .export_match(pb::ExportMatchRequest {
-            game_id: ended.id(),
-            format: pb::RecordFormat::Json as i32,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .text;
+    let exported = json_record(&mut client, &ended).await;
 
     assert!(
         gone(&mut client, &ended).await,

@@ -41,20 +41,7 @@ async fn act(client: &mut Client, g: &mut Game, rng: &mut StdRng) {
         return;
     }
     if g.game.phase == pb::Phase::Roll as i32 && rng.random_bool(0.03) {
-        let resign = pb::ResignRequest {
-            read_mask: None,
-            game_id: g.id(),
-            expected_version: g.game.version,
-            request_id: String::new(),
-            action: pb::ResignAction::Resign as i32,
-            level: 0,
-        };
-        let token = g.to_act_token().to_string();
-        g.game = client
-            .resign(with_token(resign, &token))
-            .await
-            .unwrap()
-            .into_inner();
+        resign(client, g).await;
         return;
     }
     step(client, g, rng).await;

@@ -103,6 +103,20 @@ pub async fn resign(client: &mut Client, g: &mut Game) {
         .into_inner();
 }
 
+/// The match's JSON record (ExportMatch), as text.
+pub async fn json_record(client: &mut Client, g: &Game) -> String {
+    client
+        .export_match(pb::ExportMatchRequest {
+            game_id: g.id(),
+            format: pb::RecordFormat::Json as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .text
+}
+
 /// `host:port` of a fixture's server.
 pub fn host_port(fixture: &Fixture) -> String {
     fixture
