@@ -281,3 +281,91 @@ async fn bad_clock_settings_are_refused_naming_the_field() {
         assert_eq!(info.metadata.get("field").map(String::as_str), Some(field));
     }
 }
+
+/// A turn limit caps a turn whatever the reserve: with a minute in reserve
+/// and 400 ms a turn, the flag falls 400 ms after the turn began.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_turn_limit_makes_the_flag_fall_whatever_the_reserve() {
+    let fixture = start_with_args(&["--clock-sweep-seconds", "0.02"]);
+    let mut client = connect(&fixture.server.addr).await;
+    let clock = pb::ClockSettings {
+        reserve_ms: 60_000,
+        turn_limit_ms: 400,
+        ..Default::default()
+    };
+    let g = new_game(&mut client, with_clock(3, clock)).await;
+    let shown = g.game.clock.unwrap();
+    let since = shown.running_since.unwrap();
+    let deadline = shown.deadline.unwrap();
+    let span_ms = (deadline.seconds - since.seconds) * 1000
+        + i64::from((deadline.nanos - since.nanos) / 1_000_000);
+    assert_eq!(span_ms, 400);
+    let game = over(&mut client, &g).await;
+    assert_eq!(game.results[0].reason, "time");
+    assert_eq!(game.match_winner, other(g.game.to_act));
+}
+
+/// The cube and a resignation offer charge the seat that must answer: its
+/// time runs while the game waits for its answer, then the other's again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_double_and_a_resignation_offer_run_the_clock_of_the_seat_that_answers() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let settings = pb::MatchSettings {
+        resignation: pb::ResignationMode::Offer as i32,
+        auto_roll: Some(false),
+        ..with_clock(5, reserve(600_000))
+    };
+    let mut g = new_game(&mut client, settings).await;
+    let running = |game: &pb::Game| game.clock.unwrap().running;
+    // The opening mover moves; the other seat is to roll (or double).
+    let play = g.game.legal_plays[0].notation.clone();
+    g.game = client
+        .r#move(with_token(move_request(&g, &play, ""), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    let doubler = g.game.to_act;
+    assert_eq!(running(&g.game), doubler);
+    let double = |action: pb::DoubleAction, g: &Game| pb::DoubleRequest {
+        read_mask: None,
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: action as i32,
+    };
+    g.game = client
+        .double(with_token(
+            double(pb::DoubleAction::Offer, &g),
+            g.to_act_token(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(running(&g.game), other(doubler), "the answer's clock runs");
+    g.game = client
+        .double(with_token(
+            double(pb::DoubleAction::Take, &g),
+            g.to_act_token(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(running(&g.game), doubler, "back to the doubler, to roll");
+    // The doubler offers to resign: the other seat's clock runs.
+    let offer = pb::ResignRequest {
+        read_mask: None,
+        game_id: g.id(),
+        expected_version: g.game.version,
+        request_id: String::new(),
+        action: pb::ResignAction::Resign as i32,
+        level: 1,
+    };
+    g.game = client
+        .resign(with_token(offer, g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(g.game.phase, pb::Phase::ResignationOffered as i32);
+    assert_eq!(running(&g.game), other(doubler));
+}
