@@ -94,6 +94,7 @@ impl Server {
             finished_retention: None,
             archive_dir: None,
             clock_sweep: Duration::from_millis(250),
+            clock_restart_grace: Duration::from_secs(30),
         };
         let mut server = Server {
             addr: format!("http://{listen}"),

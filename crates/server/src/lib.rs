@@ -124,6 +124,9 @@ pub struct Config {
     /// How often the store is asked for clocks that ran out (the flag
     /// falls at most this late).
     pub clock_sweep: Duration,
+    /// What a clock that ran out while the server was down gives its seat
+    /// from the server's start.
+    pub clock_restart_grace: Duration,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and
@@ -269,7 +272,8 @@ async fn serve<S: GameStore>(
     let changes = store.changes();
     let games = Arc::new(
         games::Games::new(store, secret, plugins, stop_rx.clone())
-            .with_watchers_per_game(config.limits.watchers_per_game),
+            .with_watchers_per_game(config.limits.watchers_per_game)
+            .with_restart_grace(config.clock_restart_grace),
     );
     if let Some(changes) = changes {
         // Another server's commits reach this server's watchers.

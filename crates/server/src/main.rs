@@ -153,6 +153,16 @@ struct Cli {
         value_parser = seconds
     )]
     clock_sweep_seconds: f64,
+    /// Seconds a seat whose clock ran out while the server was down (or
+    /// not yet started) gets to act once it is up, instead of losing at
+    /// once to the outage (0: it loses at the first sweep).
+    #[arg(
+        long,
+        env = "BACKGAMMON_CLOCK_RESTART_GRACE_SECONDS",
+        default_value_t = 30.0,
+        value_parser = seconds
+    )]
+    clock_restart_grace_seconds: f64,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -348,6 +358,9 @@ fn main() -> Result<()> {
                     .filter(|d| !d.is_zero()),
                 archive_dir: cli.archive_dir,
                 clock_sweep: Duration::from_secs_f64(cli.clock_sweep_seconds.clamp(0.01, 1e9)),
+                clock_restart_grace: Duration::from_secs_f64(
+                    cli.clock_restart_grace_seconds.min(30.0 * 24.0 * 3600.0),
+                ),
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),

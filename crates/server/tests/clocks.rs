@@ -214,10 +214,10 @@ async fn a_move_racing_the_deadline_or_the_timeout_applies_never_both() {
 }
 
 /// Clocks that ran out while the server was down (killed) fall once it
-/// is back, each once, without any call.
+/// is back, each once, without any call (here with no grace).
 #[tokio::test(flavor = "multi_thread")]
 async fn clocks_due_while_the_server_was_down_fall_once_after_the_restart() {
-    let mut fixture = start();
+    let mut fixture = start_with_args(&["--clock-restart-grace-seconds", "0"]);
     let mut client = connect(&fixture.server.addr).await;
     let mut games = Vec::new();
     for _ in 0..3 {
@@ -368,4 +368,43 @@ async fn a_double_and_a_resignation_offer_run_the_clock_of_the_seat_that_answers
         .into_inner();
     assert_eq!(g.game.phase, pb::Phase::ResignationOffered as i32);
     assert_eq!(running(&g.game), other(doubler));
+}
+
+/// With a grace after a restart, a seat whose clock ran out while the
+/// server was down may still act within the grace, and a seat that does
+/// not loses when the grace ends, not at the restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_restart_a_clock_that_ran_out_meanwhile_gets_the_grace() {
+    let mut fixture = start_with_args(&["--clock-restart-grace-seconds", "3"]);
+    let mut client = connect(&fixture.server.addr).await;
+    let acting = new_game(&mut client, with_clock(3, reserve(1_000))).await;
+    let idle = new_game(&mut client, with_clock(3, reserve(1_000))).await;
+    fixture.server.kill();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    fixture.server.restart();
+    let restarted = Instant::now();
+    let mut client = connect(&fixture.server.addr).await;
+    let play = acting.game.legal_plays[0].notation.clone();
+    let moved = client
+        .r#move(with_token(
+            move_request(&acting, &play, ""),
+            acting.to_act_token(),
+        ))
+        .await
+        .expect("within the grace, the move is taken")
+        .into_inner();
+    assert_eq!(moved.version, acting.game.version + 1);
+    assert_eq!(moved.clock.unwrap().running, other(acting.game.to_act));
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_ne!(
+        get_game(&mut client, &idle).await.phase,
+        pb::Phase::MatchOver as i32,
+        "still running within the grace"
+    );
+    let game = over(&mut client, &idle).await;
+    assert!(
+        restarted.elapsed() >= Duration::from_secs(3),
+        "not before the grace ends"
+    );
+    assert_eq!(game.results[0].reason, "time");
 }

@@ -14,7 +14,7 @@ use tonic::Code;
 use super::cache::{Live, Slot};
 use super::events::{Recorded, Timing, entry};
 use super::retries::{is_same, kept};
-use super::{Games, ServerDice, game_id_of, now_ms, side, unserialisable};
+use super::{Games, RestartGrace, ServerDice, game_id_of, now_ms, side, unserialisable};
 use crate::convert;
 use crate::error::ApiError;
 use crate::fields::Fields;
@@ -179,7 +179,7 @@ impl<S: GameStore> Games<S> {
         // Too late: the running seat's time is up (whoever asks). The
         // timeout is applied first; of it and an action just in time,
         // the store's compare-and-set lets one through, never both.
-        if let Some(timeout) = timeout(live, now_ms()) {
+        if let Some(timeout) = timeout(live, now_ms(), self.restart) {
             return match timeout {
                 Ok((next, entry)) => Judged::TimedOut(next, entry),
                 Err(e) => Judged::Answer(Err(e)),
@@ -428,8 +428,12 @@ fn time_expired() -> ApiError {
 
 /// The timeout of `live`'s running seat, if its time is up at `now`: the
 /// next version and its log entry.
-fn timeout(live: &Live, now: u64) -> Option<Result<(Live, LogEntry), ApiError>> {
-    let clock = live.clock.filter(|clock| clock.expired(now))?;
+fn timeout(
+    live: &Live,
+    now: u64,
+    grace: RestartGrace,
+) -> Option<Result<(Live, LogEntry), ApiError>> {
+    let clock = live.clock.filter(|clock| grace.expired(clock, now))?;
     let (seat, _) = clock.running?;
     let command = Command::TimeExpired {
         costs: clock.settings.on_timeout,
@@ -481,7 +485,7 @@ impl<S: GameStore> Games<S> {
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
         let live = self.fresh(&slot, &mut guard, game_id).await?;
-        let Some(timeout) = timeout(live, now_ms()) else {
+        let Some(timeout) = timeout(live, now_ms(), self.restart) else {
             return Ok(false);
         };
         let (next, entry) = timeout?;

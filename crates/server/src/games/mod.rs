@@ -58,6 +58,34 @@ pub struct Games<S> {
     shutdown: watch::Receiver<bool>,
     /// WatchGame streams one game may have open here.
     watchers_per_game: usize,
+    /// What a clock that ran out while this server was not running
+    /// gives its seat: when this server started, and the grace from then.
+    restart: RestartGrace,
+}
+
+/// A clock that ran out before this server started (it was down) runs
+/// out `grace_ms` after the start instead: the seat gets that long to act
+/// once the service is back, rather than losing to the outage at once.
+#[derive(Clone, Copy, Debug)]
+pub struct RestartGrace {
+    pub started_ms: u64,
+    pub grace_ms: u64,
+}
+
+impl RestartGrace {
+    /// Whether a clock is up at `now`, its deadline moved as the grace
+    /// says.
+    pub(super) fn expired(&self, clock: &bg_engine::clock::Clock, now: u64) -> bool {
+        let Some(deadline) = clock.deadline_ms() else {
+            return false;
+        };
+        let deadline = if deadline < self.started_ms {
+            self.started_ms.saturating_add(self.grace_ms)
+        } else {
+            deadline
+        };
+        now >= deadline
+    }
 }
 
 impl<S: GameStore> Games<S> {
@@ -74,7 +102,18 @@ impl<S: GameStore> Games<S> {
             slots: Mutex::new(HashMap::new()),
             shutdown,
             watchers_per_game: usize::MAX,
+            restart: RestartGrace {
+                started_ms: now_ms(),
+                grace_ms: 0,
+            },
         }
+    }
+
+    /// A clock that ran out before this server started runs out `grace`
+    /// after the start instead.
+    pub fn with_restart_grace(mut self, grace: std::time::Duration) -> Games<S> {
+        self.restart.grace_ms = grace.as_millis().min(u128::from(u64::MAX)) as u64;
+        self
     }
 
     /// At most `limit` watchers of one game on this server.
