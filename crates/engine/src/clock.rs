@@ -215,6 +215,13 @@ impl Clock {
         used
     }
 
+    /// `seat`'s reserve back to what a match to `match_length` starts
+    /// with: after it lost a game on time ([`OnTimeout::Game`]), it plays
+    /// the next with its time anew rather than losing each at once.
+    pub fn refill(&mut self, seat: Seat, match_length: u32) {
+        self.reserve_ms[seat.index()] = self.settings.starting_reserve(match_length);
+    }
+
     /// The running seat's time is up at `now`: its reserve is spent and
     /// the clock stops. Returns the seat and what its turn took.
     pub fn flag(&mut self, now: u64) -> Option<Used> {
@@ -351,6 +358,24 @@ mod tests {
         // With a small reserve, the reserve decides.
         clock.reserve_ms[1] = 3_000;
         assert_eq!(clock.deadline_ms(), Some(3_100));
+    }
+
+    /// Losing a game on time, a seat plays the next with its time anew.
+    #[test]
+    fn a_seat_that_lost_a_game_on_time_gets_its_reserve_back() {
+        let mut clock = Clock::new(
+            ClockSettings {
+                reserve_per_point_ms: 10_000,
+                on_timeout: OnTimeout::Game,
+                ..settings()
+            },
+            3,
+        );
+        clock.hand_over(Some(Seat::White), 0);
+        clock.flag(90_000);
+        assert_eq!(clock.reserve_ms[0], 0);
+        clock.refill(Seat::White, 3);
+        assert_eq!(clock.reserve_ms, [90_000, 90_000]);
     }
 
     #[test]

@@ -408,3 +408,38 @@ async fn after_a_restart_a_clock_that_ran_out_meanwhile_gets_the_grace() {
     );
     assert_eq!(game.results[0].reason, "time");
 }
+
+/// With `on_timeout: game`, running out costs the game in progress and
+/// play goes on: the next game starts, the seat that lost on time with
+/// its reserve anew.
+#[tokio::test(flavor = "multi_thread")]
+async fn running_out_may_cost_only_the_game_and_play_goes_on() {
+    let fixture = start_with_args(&["--clock-sweep-seconds", "0.02"]);
+    let mut client = connect(&fixture.server.addr).await;
+    let clock = pb::ClockSettings {
+        reserve_ms: 400,
+        on_timeout: pb::OnTimeout::Game as i32,
+        ..Default::default()
+    };
+    let g = new_game(&mut client, with_clock(7, clock)).await;
+    let slow = g.game.to_act;
+    let mut watcher = connect(&fixture.server.addr).await;
+    let mut updates = watch(&mut watcher, &g, g.game.version).await;
+    let update = tokio::time::timeout(Duration::from_secs(10), updates.message())
+        .await
+        .expect("the flag falls")
+        .unwrap()
+        .unwrap();
+    let kinds: Vec<&str> = update.events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds[..2], ["time_expired", "game_ended"]);
+    assert!(!kinds.contains(&"match_ended"), "{kinds:?}");
+    assert!(kinds.contains(&"game_started"), "{kinds:?}");
+    let game = update.game.unwrap();
+    assert_ne!(game.phase, pb::Phase::MatchOver as i32);
+    assert_eq!(game.game_number, 2);
+    assert_eq!(game.results[0].reason, "time");
+    assert_eq!(game.results[0].winner, other(slow));
+    let clock = game.clock.unwrap();
+    assert_eq!((clock.white_ms, clock.black_ms), (400, 400), "time anew");
+    assert_ne!(clock.running, pb::Seat::Unspecified as i32);
+}

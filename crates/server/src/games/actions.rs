@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bg_api::v1 as pb;
 use bg_engine::Seat;
-use bg_engine::game::{Command, Event, Match, Phase};
+use bg_engine::game::{Command, Event, Match, OnTimeout, Phase};
 use bg_fair_dice::FairDice;
 use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError, action_scope};
 use tonic::Code;
@@ -380,7 +380,14 @@ fn next_version(
     let mut clock = live.clock;
     let took_ms = clock.as_mut().and_then(|clock| {
         let used = match command {
-            Command::TimeExpired { .. } => clock.flag(now),
+            Command::TimeExpired { costs } => {
+                let used = clock.flag(now);
+                // It paid with the game: the next one with its time anew.
+                if let (Some(used), OnTimeout::Game) = (used, costs) {
+                    clock.refill(used.seat, game.settings.match_length);
+                }
+                used
+            }
             _ => None,
         };
         let handed = clock.hand_over(game.to_act(), now);
