@@ -595,3 +595,60 @@ mod tests {
         assert_eq!(quantile_ms(&[], 0.5), 0.0);
     }
 }
+
+/// `bgctl bench clocks`: creates `games` matches with a day on each
+/// clock, `concurrency` at a time, spread over the servers, and leaves
+/// them running.
+pub async fn clocks(
+    transport: &Transport,
+    addrs: &[String],
+    games: u64,
+    concurrency: usize,
+) -> Result<()> {
+    let channels = channels(transport, addrs).await?;
+    let left = Arc::new(AtomicU64::new(games));
+    let counts = Arc::new(Counts::default());
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency.max(1))
+        .map(|i| {
+            let client = GameServiceClient::new(nth(&channels, i));
+            let (left, counts) = (left.clone(), counts.clone());
+            tokio::spawn(async move {
+                while left
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| g.checked_sub(1))
+                    .is_ok()
+                {
+                    let request = pb::NewGameRequest {
+                        variant: "standard".into(),
+                        settings: Some(pb::MatchSettings {
+                            match_length: 7,
+                            clock: Some(pb::ClockSettings {
+                                reserve_ms: 86_400_000,
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        }),
+                        request_id: uuid::Uuid::new_v4().to_string(),
+                        ..Default::default()
+                    };
+                    retrying(&counts, || {
+                        let mut client = client.clone();
+                        let request = request.clone();
+                        async move { client.new_game(request).await }
+                    })
+                    .await?;
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await??;
+    }
+    println!(
+        "clocks={games} seconds={:.1} retries={}",
+        started.elapsed().as_secs_f64(),
+        counts.retries.load(Ordering::Relaxed)
+    );
+    Ok(())
+}

@@ -392,6 +392,17 @@ enum Bench {
         #[arg(long, default_value_t = 500)]
         actions: usize,
     },
+    /// Creates matches whose clocks run and are left to run (a day each):
+    /// the load `scripts/bench-clocks` measures the server under, idle
+    /// clocks by the hundred thousand. Prints `clocks=N seconds=S`.
+    Clocks {
+        /// Matches to create.
+        #[arg(long, default_value_t = 100_000)]
+        games: u64,
+        /// Matches created at once.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+    },
 }
 
 /// mimalloc instead of the C library's allocator, as in backgammond:
@@ -498,6 +509,14 @@ fn run() -> Result<()> {
             }
             Ok(())
         }
+        Command::Bench {
+            bench: Bench::Clocks { games, concurrency },
+        } => tokio::runtime::Runtime::new()?.block_on(bench::clocks(
+            &transport?,
+            &addresses(&cli.addr),
+            games,
+            concurrency,
+        )),
         Command::Bench {
             bench: Bench::Watch { actions },
         } => tokio::runtime::Runtime::new()?.block_on(bench::watch(
