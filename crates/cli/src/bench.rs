@@ -581,21 +581,6 @@ async fn next_action(
     Ok(answer.map_err(explain)?.into_inner())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantiles_of_one_to_a_hundred_milliseconds() {
-        let sorted: Vec<Duration> = (1..=100).map(Duration::from_millis).collect();
-        assert_eq!(quantile_ms(&sorted, 0.0), 1.0);
-        assert_eq!(quantile_ms(&sorted, 0.5), 51.0);
-        assert_eq!(quantile_ms(&sorted, 0.99), 99.0);
-        assert_eq!(quantile_ms(&sorted, 1.0), 100.0);
-        assert_eq!(quantile_ms(&[], 0.5), 0.0);
-    }
-}
-
 /// `bgctl bench clocks`: creates `games` matches with a day on each
 /// clock, `concurrency` at a time, spread over the servers, and leaves
 /// them running.
@@ -651,4 +636,19 @@ pub async fn clocks(
         counts.retries.load(Ordering::Relaxed)
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_one_to_a_hundred_milliseconds() {
+        let sorted: Vec<Duration> = (1..=100).map(Duration::from_millis).collect();
+        assert_eq!(quantile_ms(&sorted, 0.0), 1.0);
+        assert_eq!(quantile_ms(&sorted, 0.5), 51.0);
+        assert_eq!(quantile_ms(&sorted, 0.99), 99.0);
+        assert_eq!(quantile_ms(&sorted, 1.0), 100.0);
+        assert_eq!(quantile_ms(&[], 0.5), 0.0);
+    }
 }
