@@ -353,19 +353,7 @@ async fn a_double_and_a_resignation_offer_run_the_clock_of_the_seat_that_answers
         .into_inner();
     assert_eq!(running(&g.game), doubler, "back to the doubler, to roll");
     // The doubler offers to resign: the other seat's clock runs.
-    let offer = pb::ResignRequest {
-        read_mask: None,
-        game_id: g.id(),
-        expected_version: g.game.version,
-        request_id: String::new(),
-        action: pb::ResignAction::Resign as i32,
-        level: 1,
-    };
-    g.game = client
-        .resign(with_token(offer, g.to_act_token()))
-        .await
-        .unwrap()
-        .into_inner();
+    resign_at(&mut client, &mut g, 1).await;
     assert_eq!(g.game.phase, pb::Phase::ResignationOffered as i32);
     assert_eq!(running(&g.game), other(doubler));
 }

@@ -88,13 +88,19 @@ fn start_with_plugins_in(
 
 /// Resigns the game in progress for the seat on turn (by position).
 pub async fn resign(client: &mut Client, g: &mut Game) {
+    resign_at(client, g, 0).await;
+}
+
+/// Resigns for the seat on turn at `level` (0: by position; 1-3: an
+/// offer, in a match that resigns by offers).
+pub async fn resign_at(client: &mut Client, g: &mut Game, level: u32) {
     let resign = pb::ResignRequest {
         read_mask: None,
         game_id: g.id(),
         expected_version: g.game.version,
         request_id: String::new(),
         action: pb::ResignAction::Resign as i32,
-        level: 0,
+        level,
     };
     g.game = client
         .resign(with_token(resign, g.to_act_token()))
