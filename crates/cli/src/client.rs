@@ -515,7 +515,8 @@ fn clock_time(ms: u64) -> String {
 }
 
 /// Both clocks under the board, as of `now`: the running seat's reserve
-/// less what its turn has cost, and the delay left.
+/// less what its turn has cost since the answer (`as_of`) once its delay
+/// is spent, and the delay left.
 fn render_clock(clock: &pb::Clock, now: std::time::SystemTime) -> String {
     let ms_of = |t: &prost_types::Timestamp| {
         (t.seconds.max(0) as u64) * 1000 + (t.nanos.max(0) as u64) / 1_000_000
@@ -525,21 +526,21 @@ fn render_clock(clock: &pb::Clock, now: std::time::SystemTime) -> String {
         .map_or(0, |d| d.as_millis() as u64);
     let mut shown = [clock.white_ms, clock.black_ms];
     let mut note = String::new();
-    let delay = clock.settings.map_or(0, |s| s.delay_ms);
-    if let (Some(since), Some(deadline)) = (&clock.running_since, &clock.deadline) {
-        let (since, deadline) = (ms_of(since), ms_of(deadline));
-        let took = now.saturating_sub(since);
+    if let (Some(as_of), Some(deadline)) = (&clock.as_of, &clock.deadline) {
+        let (as_of, deadline) = (ms_of(as_of), ms_of(deadline));
+        let since = now.saturating_sub(as_of);
+        let delay_left = clock.delay_left_ms.saturating_sub(since);
         let running = if clock.running == pb::Seat::White as i32 {
             0
         } else {
             1
         };
         shown[running] = shown[running]
-            .saturating_sub(took.saturating_sub(delay))
+            .saturating_sub(since.saturating_sub(clock.delay_left_ms))
             .min(deadline.saturating_sub(now));
         note = format!(", {}'s time runs", seat_name(clock.running));
-        if took < delay {
-            note.push_str(&format!(" (delay {} left)", clock_time(delay - took)));
+        if delay_left > 0 {
+            note.push_str(&format!(" (delay {} left)", clock_time(delay_left)));
         }
     }
     format!(
@@ -755,6 +756,7 @@ mod clock_tests {
             seconds: (ms / 1000) as i64,
             nanos: ((ms % 1000) * 1_000_000) as i32,
         };
+        // Answered 2 s into black's turn: 10 s of delay left.
         let clock = pb::Clock {
             white_ms: 840_000,
             black_ms: 600_000,
@@ -765,6 +767,8 @@ mod clock_tests {
                 delay_ms: 12_000,
                 ..Default::default()
             }),
+            delay_left_ms: 10_000,
+            as_of: Some(at(1_002_000)),
         };
         let now = |ms: u64| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
         assert_eq!(

@@ -78,11 +78,14 @@ fn clock_settings_out(c: &ClockSettings) -> pb::ClockSettings {
     }
 }
 
-/// A clock as of its version: the reserves when the running seat's time
-/// started, that instant and the deadline.
-pub fn clock(c: &Clock) -> pb::Clock {
+/// A clock as of `now_ms` (the answer): the reserves and the delay left
+/// then, when the running seat's time started and the deadline.
+pub fn clock(c: &Clock, now_ms: u64) -> pb::Clock {
     let since = c.running.map(|(_, since)| since);
-    let (reserves, _) = c.remaining(since.unwrap_or(0));
+    // Never as of before the turn began (a replica whose wall clock is
+    // behind the one that started it shows the turn as just begun).
+    let as_of = since.map_or(now_ms, |since| now_ms.max(since));
+    let (reserves, delay_left_ms) = c.remaining(as_of);
     pb::Clock {
         white_ms: reserves[0],
         black_ms: reserves[1],
@@ -90,6 +93,8 @@ pub fn clock(c: &Clock) -> pb::Clock {
         running_since: since.map(timestamp),
         deadline: c.deadline_ms().map(timestamp),
         settings: Some(clock_settings_out(&c.settings)),
+        delay_left_ms,
+        as_of: Some(timestamp(as_of)),
     }
 }
 
@@ -392,6 +397,9 @@ pub struct GameMeta<'a> {
     pub dice: Option<&'a bg_fair_dice::FairDice>,
     /// The match's clock (None: no clock).
     pub clock: Option<&'a Clock>,
+    /// The time of the answer (ms since the epoch): what the clock shows
+    /// is as of then.
+    pub now_ms: u64,
 }
 
 /// The game as clients see it, with only the fields asked for (the
@@ -475,7 +483,7 @@ pub fn game(
             meta.dice
                 .map(|dice| verifiable_dice(dice, m.phase == Phase::MatchOver))
         }),
-        clock: when(has(F::Clock), || meta.clock.map(clock)),
+        clock: when(has(F::Clock), || meta.clock.map(|c| clock(c, meta.now_ms))),
         legal_plays: when(has(F::LegalPlays), || {
             legal
                 .iter()

@@ -167,6 +167,49 @@ async fn a_turn_in_time_is_charged_after_the_delay_and_hands_the_clock_over() {
     assert!(took.as_u64().is_some_and(|ms| ms < 10_000), "{record}");
 }
 
+/// `Game.clock` is as of the answer: the running seat's reserve less what
+/// its turn has cost by `as_of`, and the delay left then; a client draws
+/// the ticking clock from that one answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_clock_shows_the_reserves_and_the_delay_left_as_of_the_answer() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let clock = pb::ClockSettings {
+        reserve_ms: 60_000,
+        delay_ms: 400,
+        ..Default::default()
+    };
+    let g = new_game(&mut client, with_clock(0, clock)).await;
+    let ms = |t: &prost_types::Timestamp| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000;
+    let running_ms = |c: &pb::Clock| {
+        if c.running == pb::Seat::White as i32 {
+            c.white_ms
+        } else {
+            c.black_ms
+        }
+    };
+    for wait_ms in [0, 200, 900] {
+        tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+        let shown = get_game(&mut client, &g).await.clock.unwrap();
+        let took = ms(&shown.as_of.unwrap()) - ms(&shown.running_since.unwrap());
+        assert_eq!(
+            shown.delay_left_ms,
+            400u64.saturating_sub(took),
+            "{shown:?}"
+        );
+        assert_eq!(
+            running_ms(&shown),
+            60_000 - took.saturating_sub(400),
+            "{shown:?}"
+        );
+        let waiting = shown.white_ms + shown.black_ms - running_ms(&shown);
+        assert_eq!(waiting, 60_000, "the waiting seat's reserve does not move");
+        if wait_ms == 900 {
+            assert!(took >= 1_100 && shown.delay_left_ms == 0, "{shown:?}");
+        }
+    }
+}
+
 /// A move racing the deadline: over many rounds, either the move is
 /// applied (and answered) or the timeout is (and the move refused,
 /// TIME_EXPIRED), never both and never neither.
@@ -428,6 +471,11 @@ async fn running_out_may_cost_only_the_game_and_play_goes_on() {
     assert_eq!(game.results[0].reason, "time");
     assert_eq!(game.results[0].winner, other(slow));
     let clock = game.clock.unwrap();
-    assert_eq!((clock.white_ms, clock.black_ms), (400, 400), "time anew");
     assert_ne!(clock.running, pb::Seat::Unspecified as i32);
+    // Both reserves anew, the running one as of the answer.
+    let ms = |t: &prost_types::Timestamp| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000;
+    let took = ms(&clock.as_of.unwrap()) - ms(&clock.running_since.unwrap());
+    let mut anew = [400, 400];
+    anew[usize::from(clock.running == pb::Seat::Black as i32)] -= took.min(400);
+    assert_eq!([clock.white_ms, clock.black_ms], anew, "time anew");
 }

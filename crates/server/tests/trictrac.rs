@@ -386,3 +386,49 @@ async fn plays_outside_the_rules_are_refused_and_change_nothing() {
         );
     }
 }
+
+/// Issue 35: a decision runs the clock of the seat that must decide, and
+/// the clock always runs for the seat the game waits for: through the
+/// holes of a partie, each stay or go and what follows it.
+#[tokio::test]
+async fn a_stay_or_go_runs_the_clock_of_the_seat_that_decides() {
+    let fixture = start_with_plugins(&[("bg_trictrac", "libbg_trictrac.so")], &[]);
+    let mut client = connect(&fixture.server.addr).await;
+    let mut rng = StdRng::seed_from_u64(35);
+    let settings = pb::MatchSettings {
+        auto_roll: Some(false),
+        clock: Some(pb::ClockSettings {
+            reserve_ms: 3_600_000,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut g = variant_match(&mut client, "trictrac", settings).await;
+    let running = |game: &pb::Game| game.clock.expect("a clock").running;
+    assert_eq!(running(&g.game), g.game.to_act);
+    let mut decisions = 0;
+    while decisions < 4 {
+        if play_until_a_decision(&mut client, &mut g, &mut rng)
+            .await
+            .is_none()
+        {
+            break;
+        }
+        let decision = g.game.decision.clone().expect("the decision is listed");
+        assert_eq!(running(&g.game), decision.seat, "the decider's time runs");
+        let choice = if decisions % 2 == 0 { "stay" } else { "go" };
+        g.game = client
+            .decide(with_token(
+                decide_request(&g, choice),
+                g.token_of(decision.seat),
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        decisions += 1;
+        if g.game.phase != pb::Phase::MatchOver as i32 {
+            assert_eq!(running(&g.game), g.game.to_act, "after a {choice}");
+        }
+    }
+    assert!(decisions >= 2, "a stay and a go were decided");
+}

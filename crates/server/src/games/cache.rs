@@ -77,6 +77,7 @@ impl Live {
             last_events: &self.last_events,
             dice: self.dice.as_ref(),
             clock: self.clock.as_ref(),
+            now_ms: super::now_ms(),
         }
     }
 
