@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
+use bg_engine::game::{RulesError, RulesErrorKind::VariantFault};
 use bg_engine::{Dice, Seat};
-use bg_plugin_host::{PluginError, PluginHost};
+use bg_plugin_host::PluginHost;
 use bg_tests::{copy_plugin, library_file_name, plugin_dir, plugin_file};
 use bg_variant_api::{Capabilities, Options};
 
@@ -77,7 +78,7 @@ fn a_panicking_plugin_returns_an_error_and_the_host_keeps_working() {
             .legal_plays(&game.state, Seat::White, dice, &mut plays)
             .unwrap_err();
         assert!(
-            matches!(&error, PluginError::Fault { variant, message } if variant == "faulty" && message.contains("panics on purpose")),
+            matches!(&error, RulesError { kind: VariantFault, message } if message.starts_with("variant faulty failed") && message.contains("panics on purpose")),
             "{error:?}"
         );
         assert_eq!(error.reason(), "VARIANT_FAULT");
@@ -85,7 +86,13 @@ fn a_panicking_plugin_returns_an_error_and_the_host_keeps_working() {
     let error = faulty_plugin
         .apply_play(&game.state, Seat::White, dice, &"8/5 6/5".parse().unwrap())
         .unwrap_err();
-    assert!(matches!(error, PluginError::Fault { .. }));
+    assert!(matches!(
+        error,
+        RulesError {
+            kind: VariantFault,
+            ..
+        }
+    ));
     assert_eq!(faulty_plugin.faults(), 4);
 
     // The same plugin's other games, and every other plugin, go on.
@@ -160,7 +167,16 @@ fn legal_plays_asked_again_are_those_of_a_first_asking() {
         let error = faulty_plugin
             .legal_plays(&game.state, Seat::White, three_one, &mut plays)
             .unwrap_err();
-        assert!(matches!(error, PluginError::Fault { .. }), "{error:?}");
+        assert!(
+            matches!(
+                error,
+                RulesError {
+                    kind: VariantFault,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
     }
     assert_eq!(faulty_plugin.faults(), 2);
 }
@@ -180,7 +196,7 @@ fn a_plugin_breaking_an_invariant_gets_a_fault_not_a_corrupt_game() {
         .legal_plays(&game.state, Seat::White, dice, &mut plays)
         .unwrap_err();
     assert!(
-        matches!(&error, PluginError::Fault { message, .. } if message.contains("16 checkers")),
+        matches!(&error, RulesError { kind: VariantFault, message } if message.contains("16 checkers")),
         "{error:?}"
     );
 
@@ -190,7 +206,7 @@ fn a_plugin_breaking_an_invariant_gets_a_fault_not_a_corrupt_game() {
         .apply_play(&game.state, Seat::White, dice, &"8/5 6/5".parse().unwrap())
         .unwrap_err();
     assert!(
-        matches!(&error, PluginError::Fault { message, .. } if message.contains("not one of its legal plays")),
+        matches!(&error, RulesError { kind: VariantFault, message } if message.contains("not one of its legal plays")),
         "{error:?}"
     );
 }

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use bg_engine::game::{RulesError, RulesErrorKind};
 use bg_engine::{BAR, Board, Dice, Play, Seat};
-use bg_plugin_host::PluginError;
 use bg_tests::{after_white_plays, spec_position, standard};
 use bg_variant_api::Options;
 
@@ -257,7 +257,13 @@ fn an_illegal_play_is_refused_with_a_reason() {
         match (play, result) {
             // One checker moving 7 pips by 13/7/6 reaches a legal result.
             ("13/6", Ok(_)) => {}
-            (_, Err(PluginError::IllegalPlay(message))) => {
+            (
+                _,
+                Err(RulesError {
+                    kind: RulesErrorKind::IllegalPlay,
+                    message,
+                }),
+            ) => {
                 assert!(message.contains(why), "{play}: {message}")
             }
             (_, other) => panic!("{play}: {other:?}"),
@@ -277,11 +283,11 @@ fn nackgammon_setup_is_an_option_and_unknown_options_are_refused() {
 
     let bad_value = Options::from([("setup".to_string(), "hypergammon".to_string())]);
     assert!(
-        matches!(plugin.new_game(&bad_value), Err(PluginError::InvalidOption(m)) if m.contains("hypergammon"))
+        matches!(plugin.new_game(&bad_value), Err(RulesError { kind: RulesErrorKind::InvalidOption, message: m }) if m.contains("hypergammon"))
     );
     let unknown = Options::from([("jacoby".to_string(), "on".to_string())]);
     assert!(
-        matches!(plugin.new_game(&unknown), Err(PluginError::InvalidOption(m)) if m.contains("jacoby"))
+        matches!(plugin.new_game(&unknown), Err(RulesError { kind: RulesErrorKind::InvalidOption, message: m }) if m.contains("jacoby"))
     );
 }
 
@@ -293,7 +299,13 @@ fn corrupt_state_bytes_are_refused() {
     for state in [&b""[..], &[1u8; 10], &[9u8; 53]] {
         let result = plugin.legal_plays(state, Seat::White, dice, &mut plays);
         assert!(
-            matches!(result, Err(PluginError::InvalidInput(_))),
+            matches!(
+                result,
+                Err(RulesError {
+                    kind: RulesErrorKind::InvalidInput,
+                    ..
+                })
+            ),
             "{result:?}"
         );
     }

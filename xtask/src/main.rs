@@ -5,9 +5,18 @@
 //!   server) use by default. Test plugins are not shipped.
 //! - `serve [--release] [-- SERVER ARGS]`: the same, builds `backgammond`,
 //!   and runs it with those plugins (`cargo serve` is an alias).
+//! - `bgctl [ARGS]`: builds `bgctl` and runs it (`cargo bgctl` is an
+//!   alias): cargo's progress shows while it compiles, nothing once it is
+//!   built.
+//!
+//! Cargo runs are started without the variables `cargo run` gave this
+//! program (`CARGO_MANIFEST_DIR` and the like): a build script that reads
+//! one (ring's does) would otherwise see xtask's, and the build would not
+//! be the one `cargo test --workspace` made.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
@@ -29,9 +38,35 @@ fn main() -> Result<()> {
             Ok(())
         }
         Some("serve") => serve(release, &args),
+        Some("bgctl") => bgctl(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask plugins [--release] | cargo xtask serve [--release] [-- SERVER ARGS]"
+            "usage: cargo xtask plugins [--release] | cargo xtask serve [--release] [-- SERVER ARGS] | cargo xtask bgctl [ARGS]"
         ),
+    }
+}
+
+/// Builds bgctl (debug) and runs it with `args`, in the caller's folder.
+fn bgctl(args: &[String]) -> Result<()> {
+    cargo(false, &["-p", "bgctl"])?;
+    let bgctl = target_dir().join(profile(false)).join("bgctl");
+    exec(Command::new(&bgctl).args(args), &bgctl)
+}
+
+/// Runs `command` in place of this program (on Unix: signals reach it
+/// directly), or until it exits.
+fn exec(command: &mut Command, program: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let error = command.exec();
+        bail!("running {}: {error}", program.display());
+    }
+    #[cfg(not(unix))]
+    {
+        let status = command
+            .status()
+            .with_context(|| format!("running {}", program.display()))?;
+        std::process::exit(status.code().unwrap_or(1));
     }
 }
 
@@ -50,18 +85,7 @@ fn serve(release: bool, args: &[String]) -> Result<()> {
         .arg("--plugin-dir")
         .arg(&plugins)
         .args(passed);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // Become the server: signals reach it directly.
-        let error = command.exec();
-        bail!("running {}: {error}", server.display());
-    }
-    #[cfg(not(unix))]
-    {
-        let status = command.status()?;
-        std::process::exit(status.code().unwrap_or(1));
-    }
+    exec(&mut command, &server)
 }
 
 fn profile(release: bool) -> &'static str {
@@ -73,18 +97,49 @@ fn target_dir() -> PathBuf {
         .map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
-/// `cargo build` of the given packages, in the workspace.
+/// `cargo build` of the given packages, in the workspace, with cargo's
+/// progress on stderr but not its closing "Finished" line: a build with
+/// nothing to do prints nothing.
 fn cargo(release: bool, packages: &[&str]) -> Result<()> {
     let mut build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(set_by_cargo_run) {
+            build.env_remove(key);
+        }
+    }
     build.current_dir(workspace_root()).arg("build");
     if release {
         build.arg("--release");
     }
-    build.args(packages);
-    if !build.status().context("running cargo build")?.success() {
+    build.args(packages).stderr(Stdio::piped());
+    let mut child = build.spawn().context("running cargo build")?;
+    if let Some(stderr) = child.stderr.take() {
+        for line in BufReader::new(stderr).lines() {
+            let line = line.context("reading cargo's output")?;
+            if !line.trim_start().starts_with("Finished ") {
+                eprintln!("{line}");
+            }
+        }
+    }
+    if !child.wait().context("running cargo build")?.success() {
         bail!("cargo build failed");
     }
     Ok(())
+}
+
+/// Whether `cargo run` set the variable `key` for this program (and a
+/// cargo started from here must not pass it on).
+fn set_by_cargo_run(key: &str) -> bool {
+    [
+        "CARGO_MANIFEST_",
+        "CARGO_PKG_",
+        "CARGO_CRATE_",
+        "CARGO_BIN_",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_RUSTC_CURRENT_DIR",
+    ]
+    .iter()
+    .any(|prefix| key.starts_with(prefix))
 }
 
 fn workspace_root() -> PathBuf {

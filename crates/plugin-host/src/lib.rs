@@ -13,7 +13,7 @@
 //! panic in the plugin, or an answer that breaks an invariant (a checker
 //! count that changed, a seat that is no seat, a play accepted that is
 //! not legal: checked by the plugin's own glue from ABI 1.1 on, by the
-//! host for plugins built before), becomes a [`PluginError::Fault`] for
+//! host for plugins built before), becomes a `RulesError` of kind `VariantFault` for
 //! that call, and the host keeps working.
 //!
 //! This crate must never know a variant's rules, and never touch the
@@ -25,7 +25,7 @@ mod registry;
 mod rules;
 
 pub use load::{LoadError, load};
-pub use plugin::{Plugin, PluginError, Setup, Transition};
+pub use plugin::{Plugin, Setup, Transition};
 pub use registry::{PluginHost, ScanReport, Skipped};
 pub use rules::VariantRules;
 

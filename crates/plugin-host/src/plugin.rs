@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bg_engine::game::{Outcome, Scoreboard};
+use bg_engine::game::{Outcome, RulesError, RulesErrorKind, Scoreboard};
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::abi::{
     self, AfterRollFn, ApplyPlayFn, BoardFn, Buffer, ConcedeFn, DecideFn, FreeBufferFn, InfoFn,
@@ -19,46 +19,6 @@ use bg_variant_api::wire;
 pub type Setup = bg_engine::game::Setup<Vec<u8>>;
 /// The result of an action (state bytes are the plugin's).
 pub type Transition = bg_engine::game::Transition<Vec<u8>>;
-
-use bg_engine::game::RulesErrorKind;
-
-/// Why a plugin call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PluginError {
-    #[error("{0}")]
-    InvalidOption(String),
-    #[error("{0}")]
-    InvalidInput(String),
-    #[error("{0}")]
-    IllegalPlay(String),
-    #[error("{0}")]
-    IllegalDecision(String),
-    #[error("{0}")]
-    Unsupported(String),
-    /// The plugin panicked or broke an invariant. Nothing was changed; the
-    /// variant's games fail, the host goes on.
-    #[error("variant {variant} failed: {message}")]
-    Fault { variant: String, message: String },
-}
-
-impl PluginError {
-    /// The engine's kind of this error.
-    pub fn kind(&self) -> RulesErrorKind {
-        match self {
-            PluginError::InvalidOption(_) => RulesErrorKind::InvalidOption,
-            PluginError::InvalidInput(_) => RulesErrorKind::InvalidInput,
-            PluginError::IllegalPlay(_) => RulesErrorKind::IllegalPlay,
-            PluginError::IllegalDecision(_) => RulesErrorKind::IllegalDecision,
-            PluginError::Unsupported(_) => RulesErrorKind::Unsupported,
-            PluginError::Fault { .. } => RulesErrorKind::VariantFault,
-        }
-    }
-
-    /// A stable machine-readable reason, for API errors and logs.
-    pub fn reason(&self) -> &'static str {
-        self.kind().reason()
-    }
-}
 
 /// The plugin's functions, all present (checked at load).
 #[derive(Clone, Copy)]
@@ -181,7 +141,7 @@ impl Plugin {
         path: PathBuf,
         descriptor: &'static VariantDescriptor,
         calls: Calls,
-    ) -> Result<Plugin, PluginError> {
+    ) -> Result<Plugin, RulesError> {
         // SAFETY: the descriptor's strings point into the never-unloaded library.
         let (name, version, api_version) = unsafe {
             (
@@ -204,10 +164,13 @@ impl Plugin {
         let bytes = plugin.call(|out| unsafe { (calls.info)(out) })?;
         plugin.info = plugin.decode(&bytes)?;
         if plugin.info.name != plugin.name || plugin.name.is_empty() {
-            return Err(PluginError::InvalidInput(format!(
-                "descriptor name {:?} differs from info name {:?}",
-                plugin.name, plugin.info.name
-            )));
+            return Err(RulesError {
+                kind: RulesErrorKind::InvalidInput,
+                message: format!(
+                    "descriptor name {:?} differs from info name {:?}",
+                    plugin.name, plugin.info.name
+                ),
+            });
         }
         Ok(plugin)
     }
@@ -264,7 +227,7 @@ impl Plugin {
     }
 
     /// Starts a game with `options`.
-    pub fn new_game(&self, options: &Options) -> Result<Setup, PluginError> {
+    pub fn new_game(&self, options: &Options) -> Result<Setup, RulesError> {
         let options = encode_options(options);
         // SAFETY: pointers valid for the call.
         let bytes = self
@@ -275,7 +238,7 @@ impl Plugin {
     }
 
     /// Starts a game from `board`, if the variant supports it.
-    pub fn setup_position(&self, board: &Board, options: &Options) -> Result<Setup, PluginError> {
+    pub fn setup_position(&self, board: &Board, options: &Options) -> Result<Setup, RulesError> {
         let options = encode_options(options);
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
@@ -287,7 +250,7 @@ impl Plugin {
     }
 
     /// The board of a state.
-    pub fn board(&self, state: &[u8]) -> Result<Board, PluginError> {
+    pub fn board(&self, state: &[u8]) -> Result<Board, RulesError> {
         let mut board = Board::EMPTY;
         let mut error = Buffer::EMPTY;
         // SAFETY: pointers valid for the call.
@@ -308,7 +271,7 @@ impl Plugin {
         seat: Seat,
         dice: Dice,
         plays: &mut Vec<LegalPlay>,
-    ) -> Result<(), PluginError> {
+    ) -> Result<(), RulesError> {
         plays.clear();
         let descriptor = std::ptr::from_ref(self.descriptor) as usize;
         let seat = seat as u8;
@@ -342,7 +305,7 @@ impl Plugin {
         seat: u8,
         dice: Dice,
         plays: &mut Vec<LegalPlay>,
-    ) -> Result<(), PluginError> {
+    ) -> Result<(), RulesError> {
         SCRATCH.with_borrow_mut(|scratch| {
             if scratch.len() < 256 {
                 scratch.resize(256, ZERO_PLAY);
@@ -402,7 +365,7 @@ impl Plugin {
         seat: Seat,
         dice: Dice,
         play: &Play,
-    ) -> Result<Transition, PluginError> {
+    ) -> Result<Transition, RulesError> {
         // A plugin of ABI 1.1 on checks legality itself, once, in the glue
         // it is built with (`bg_variant_api::apply_play`): no second
         // search here. One built before does not: the host searches and
@@ -434,7 +397,7 @@ impl Plugin {
         state: &[u8],
         seat: Seat,
         dice: Dice,
-    ) -> Result<Transition, PluginError> {
+    ) -> Result<Transition, RulesError> {
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
             (self.calls.after_roll)(state.as_ptr(), state.len(), seat as u8, dice, out)
@@ -443,12 +406,7 @@ impl Plugin {
     }
 
     /// Answers a pending decision.
-    pub fn decide(
-        &self,
-        state: &[u8],
-        seat: Seat,
-        choice: &str,
-    ) -> Result<Transition, PluginError> {
+    pub fn decide(&self, state: &[u8], seat: Seat, choice: &str) -> Result<Transition, RulesError> {
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
             (self.calls.decide)(
@@ -464,7 +422,7 @@ impl Plugin {
     }
 
     /// What `loser` concedes by resigning now.
-    pub fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, PluginError> {
+    pub fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError> {
         // SAFETY: pointers valid for the call.
         let bytes = self.call(|out| unsafe {
             (self.calls.concede)(state.as_ptr(), state.len(), loser as u8, out)
@@ -474,7 +432,7 @@ impl Plugin {
 
     /// Where a game scored during play stands; `None` for variants that
     /// score only at the end (and plugins older than ABI 1.2).
-    pub fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, PluginError> {
+    pub fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, RulesError> {
         let Some(scoreboard) = self.calls.scoreboard else {
             return Ok(None);
         };
@@ -489,20 +447,20 @@ impl Plugin {
             .map_err(|e| self.fault(e))
     }
 
-    fn checked_transition(&self, bytes: &[u8]) -> Result<Transition, PluginError> {
+    fn checked_transition(&self, bytes: &[u8]) -> Result<Transition, RulesError> {
         let transition = wire::transition(self.decode(bytes)?).map_err(|e| self.fault(e))?;
         self.check_board(&self.board(&transition.state)?)?;
         Ok(transition)
     }
 
-    fn check_board(&self, board: &Board) -> Result<(), PluginError> {
+    fn check_board(&self, board: &Board) -> Result<(), RulesError> {
         board
             .validate()
             .map_err(|e| self.fault(format!("produced an impossible board: {e}")))
     }
 
     /// Calls a function that answers in a buffer; returns the bytes.
-    fn call(&self, f: impl FnOnce(*mut Buffer) -> Status) -> Result<Vec<u8>, PluginError> {
+    fn call(&self, f: impl FnOnce(*mut Buffer) -> Status) -> Result<Vec<u8>, RulesError> {
         let mut out = Buffer::EMPTY;
         let status = f(&mut out);
         // SAFETY: the plugin filled `out` (or left it empty).
@@ -511,24 +469,23 @@ impl Plugin {
         self.status(status, bytes)
     }
 
-    fn finish(&self, status: Status, error: Buffer) -> Result<(), PluginError> {
+    fn finish(&self, status: Status, error: Buffer) -> Result<(), RulesError> {
         // SAFETY: the plugin filled `error` (or left it empty).
         let bytes = unsafe { error.as_slice() }.to_vec();
         self.free(error);
         self.status(status, bytes).map(drop)
     }
 
-    fn status(&self, status: Status, bytes: Vec<u8>) -> Result<Vec<u8>, PluginError> {
+    fn status(&self, status: Status, bytes: Vec<u8>) -> Result<Vec<u8>, RulesError> {
         let message = || String::from_utf8_lossy(&bytes).into_owned();
-        match status {
-            abi::STATUS_OK => Ok(bytes),
-            abi::STATUS_INVALID_OPTION => Err(PluginError::InvalidOption(message())),
-            abi::STATUS_INVALID_INPUT => Err(PluginError::InvalidInput(message())),
-            abi::STATUS_ILLEGAL_PLAY => Err(PluginError::IllegalPlay(message())),
-            abi::STATUS_ILLEGAL_DECISION => Err(PluginError::IllegalDecision(message())),
-            abi::STATUS_UNSUPPORTED => Err(PluginError::Unsupported(message())),
-            abi::STATUS_PANIC => Err(self.fault(message())),
-            other => Err(self.fault(format!("unknown status {other}: {}", message()))),
+        match (status, RulesErrorKind::from_status(status)) {
+            (abi::STATUS_OK, _) => Ok(bytes),
+            (_, Some(RulesErrorKind::VariantFault)) => Err(self.fault(message())),
+            (_, Some(kind)) => Err(RulesError {
+                kind,
+                message: message(),
+            }),
+            (other, None) => Err(self.fault(format!("unknown status {other}: {}", message()))),
         }
     }
 
@@ -539,17 +496,17 @@ impl Plugin {
         }
     }
 
-    fn decode<M: Message + Default>(&self, bytes: &[u8]) -> Result<M, PluginError> {
+    fn decode<M: Message + Default>(&self, bytes: &[u8]) -> Result<M, RulesError> {
         M::decode(bytes).map_err(|e| self.fault(format!("sent an unreadable message: {e}")))
     }
 
-    fn fault(&self, message: String) -> PluginError {
+    fn fault(&self, message: String) -> RulesError {
         self.faults.fetch_add(1, Ordering::Relaxed);
         metrics::counter!(crate::PLUGIN_FAULTS, "variant" => self.name.clone()).increment(1);
         tracing::error!(variant = %self.name, path = %self.path.display(), %message, "variant plugin fault");
-        PluginError::Fault {
-            variant: self.name.clone(),
-            message,
+        RulesError {
+            kind: RulesErrorKind::VariantFault,
+            message: format!("variant {} failed: {message}", self.name),
         }
     }
 }

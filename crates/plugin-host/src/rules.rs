@@ -7,7 +7,7 @@ use bg_engine::game::{Outcome, Rules, RulesError, Scoreboard, Setup, Transition}
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::Options;
 
-use crate::{Plugin, PluginError};
+use crate::Plugin;
 
 /// A variant with the options of one game.
 #[derive(Clone, Debug)]
@@ -29,20 +29,11 @@ impl VariantRules {
     }
 }
 
-impl From<PluginError> for RulesError {
-    fn from(e: PluginError) -> RulesError {
-        RulesError {
-            kind: e.kind(),
-            message: e.to_string(),
-        }
-    }
-}
-
 impl VariantRules {
     /// The variant's state of a game starting from `board` (the first game
     /// of a match taken up at a position).
     pub fn setup_at(&self, board: &Board) -> Result<Setup<Vec<u8>>, RulesError> {
-        Ok(self.plugin.setup_position(board, &self.options)?)
+        self.plugin.setup_position(board, &self.options)
     }
 }
 
@@ -56,10 +47,10 @@ impl Rules for VariantRules {
     }
 
     fn new_game(&self) -> Result<Setup<Vec<u8>>, RulesError> {
-        Ok(match &self.start {
-            Some(board) => self.plugin.setup_position(board, &self.options)?,
-            None => self.plugin.new_game(&self.options)?,
-        })
+        match &self.start {
+            Some(board) => self.plugin.setup_position(board, &self.options),
+            None => self.plugin.new_game(&self.options),
+        }
     }
 
     fn legal_plays(
@@ -80,7 +71,7 @@ impl Rules for VariantRules {
         dice: Dice,
         play: &Play,
     ) -> Result<Transition<Vec<u8>>, RulesError> {
-        Ok(self.plugin.apply_play(state, seat, dice, play)?)
+        self.plugin.apply_play(state, seat, dice, play)
     }
 
     fn after_roll(
@@ -89,7 +80,7 @@ impl Rules for VariantRules {
         seat: Seat,
         dice: Dice,
     ) -> Result<Transition<Vec<u8>>, RulesError> {
-        Ok(self.plugin.after_roll(state, seat, dice)?)
+        self.plugin.after_roll(state, seat, dice)
     }
 
     fn decide(
@@ -98,14 +89,14 @@ impl Rules for VariantRules {
         seat: Seat,
         choice: &str,
     ) -> Result<Transition<Vec<u8>>, RulesError> {
-        Ok(self.plugin.decide(state, seat, choice)?)
+        self.plugin.decide(state, seat, choice)
     }
 
     fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError> {
-        Ok(self.plugin.concede(state, loser)?)
+        self.plugin.concede(state, loser)
     }
 
     fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, RulesError> {
-        Ok(self.plugin.scoreboard(state)?)
+        self.plugin.scoreboard(state)
     }
 }

@@ -17,6 +17,7 @@
 //! - Payloads are protobuf messages from [`crate::proto`]; the hot-path
 //!   types ([`Board`], [`Dice`], [`Play`], [`LegalPlay`]) are `#[repr(C)]`.
 
+use bg_engine::game::RulesErrorKind;
 use bg_engine::{Board, Dice, LegalPlay, Play};
 
 /// Major version: a plugin built against another major is refused.
@@ -33,21 +34,28 @@ pub type EntryFn = unsafe extern "C" fn() -> *const VariantDescriptor;
 /// The result code of every call across the boundary.
 pub type Status = i32;
 
+// The error codes are the engine's one list of error kinds
+// (`RulesErrorKind`, with its status codes); the ABI adds success and the
+// short buffer.
 pub const STATUS_OK: Status = 0;
 /// Bad options, state bytes or board.
-pub const STATUS_INVALID_INPUT: Status = 1;
+pub const STATUS_INVALID_INPUT: Status = RulesErrorKind::InvalidInput.status();
 /// A bad option.
-pub const STATUS_INVALID_OPTION: Status = 2;
+pub const STATUS_INVALID_OPTION: Status = RulesErrorKind::InvalidOption.status();
 /// An illegal play.
-pub const STATUS_ILLEGAL_PLAY: Status = 3;
+pub const STATUS_ILLEGAL_PLAY: Status = RulesErrorKind::IllegalPlay.status();
 /// An illegal decision.
-pub const STATUS_ILLEGAL_DECISION: Status = 4;
+pub const STATUS_ILLEGAL_DECISION: Status = RulesErrorKind::IllegalDecision.status();
 /// The variant does not support the call.
-pub const STATUS_UNSUPPORTED: Status = 5;
-/// The plugin panicked; the call did nothing.
-pub const STATUS_PANIC: Status = 6;
+pub const STATUS_UNSUPPORTED: Status = RulesErrorKind::Unsupported.status();
+/// The plugin panicked or broke its contract; the call did nothing.
+pub const STATUS_PANIC: Status = RulesErrorKind::VariantFault.status();
 /// The caller's array was too small; `count` holds the length needed.
 pub const STATUS_BUFFER_TOO_SMALL: Status = 7;
+
+// Success and the short buffer are no error kind's code.
+const _: () = assert!(RulesErrorKind::from_status(STATUS_OK).is_none());
+const _: () = assert!(RulesErrorKind::from_status(STATUS_BUFFER_TOO_SMALL).is_none());
 
 /// Bytes allocated by the plugin, returned to its `free_buffer`.
 #[repr(C)]

@@ -32,15 +32,7 @@ fn guarded(out: *mut Buffer, f: impl FnOnce() -> Result<Vec<u8>, VariantError>) 
 }
 
 fn status_of(error: &VariantError) -> Status {
-    match error {
-        VariantError::InvalidOption { .. } => abi::STATUS_INVALID_OPTION,
-        VariantError::InvalidInput(_) => abi::STATUS_INVALID_INPUT,
-        VariantError::IllegalPlay(_) => abi::STATUS_ILLEGAL_PLAY,
-        VariantError::IllegalDecision(_) => abi::STATUS_ILLEGAL_DECISION,
-        VariantError::Unsupported(_) => abi::STATUS_UNSUPPORTED,
-        // A contract broken is reported as a fault, like a panic.
-        VariantError::Broken(_) => abi::STATUS_PANIC,
-    }
+    error.kind().status()
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

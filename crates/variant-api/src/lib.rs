@@ -104,6 +104,22 @@ pub enum VariantError {
     Broken(String),
 }
 
+impl VariantError {
+    /// Its kind in the engine's one list (what crosses the boundary).
+    pub fn kind(&self) -> bg_engine::game::RulesErrorKind {
+        use bg_engine::game::RulesErrorKind as Kind;
+        match self {
+            VariantError::InvalidOption { .. } => Kind::InvalidOption,
+            VariantError::InvalidInput(_) => Kind::InvalidInput,
+            VariantError::IllegalPlay(_) => Kind::IllegalPlay,
+            VariantError::IllegalDecision(_) => Kind::IllegalDecision,
+            VariantError::Unsupported(_) => Kind::Unsupported,
+            // A contract broken is reported as a fault, like a panic.
+            VariantError::Broken(_) => Kind::VariantFault,
+        }
+    }
+}
+
 /// The rules of one variant.
 ///
 /// Every method is a pure function of its arguments. `seat` is the player

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use super::*;
-use crate::Board;
+use crate::{Board, LegalPlay};
 
 /// A race to zero: each side starts `START` pips away and every play takes
 /// the dice's sum off. The state is the two counts, white first. A side
