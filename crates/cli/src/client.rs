@@ -101,7 +101,7 @@ pub async fn connect(transport: &Transport, addr: &str) -> Result<Client> {
         .tcp_nodelay(true)
         .connect()
         .await
-        .map_err(|e| anyhow::anyhow!("connecting to {addr}: {}", causes(&e)))?;
+        .map_err(|e| anyhow::anyhow!("connecting to {addr}: {}", bg_api::error_chain(&e)))?;
     // A long match's export can pass gRPC's 4 MiB default.
     Ok(GameServiceClient::new(channel).max_decoding_message_size(256 << 20))
 }
@@ -253,7 +253,7 @@ pub fn explain(status: tonic::Status) -> anyhow::Error {
                 "{} ({:?}): {}{}",
                 status.message(),
                 status.code(),
-                causes(source),
+                bg_api::error_chain(source),
                 transport_hint(source)
             ),
             None => anyhow::anyhow!("{} ({:?})", status.message(), status.code()),
@@ -265,7 +265,7 @@ pub fn explain(status: tonic::Status) -> anyhow::Error {
 /// or a transport mismatch, which the client sees only as a closed
 /// connection (which one depends on timing, so the hint names both).
 fn transport_hint(source: &dyn std::error::Error) -> &'static str {
-    let text = causes(source);
+    let text = bg_api::error_chain(source);
     if text.contains("CertificateRequired") {
         " (the server asks for a client certificate: --tls-cert and --tls-key)"
     } else if [
@@ -712,19 +712,6 @@ pub fn in_effect(game: &pb::Game, variants: &[pb::Variant]) -> String {
 pub fn id_end(id: &str) -> String {
     let chars: Vec<char> = id.chars().collect();
     chars[chars.len().saturating_sub(8)..].iter().collect()
-}
-
-/// An error and its causes on one line (a transport error's top says
-/// only "transport error"; the cause says what, a refused handshake too).
-pub fn causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }
 
 #[cfg(test)]

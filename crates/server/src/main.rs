@@ -440,13 +440,16 @@ async fn healthcheck(listen: SocketAddr, tls: Option<ClientTlsConfig>) -> bool {
         if let Some(tls) = tls {
             endpoint = endpoint.tls_config(tls).map_err(|e| e.to_string())?;
         }
-        let channel = endpoint.connect().await.map_err(|e| chain(&e))?;
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| bg_api::error_chain(&e))?;
         let response = HealthClient::new(channel)
             .check(HealthCheckRequest {
                 service: String::new(),
             })
             .await
-            .map_err(|status| format!("{:?}: {}", status.code(), chain(&status)))?;
+            .map_err(|status| format!("{:?}: {}", status.code(), bg_api::error_chain(&status)))?;
         match ServingStatus::try_from(response.into_inner().status) {
             Ok(ServingStatus::Serving) => Ok(()),
             other => Err(format!("the server reports {other:?}")),
@@ -461,16 +464,4 @@ async fn healthcheck(listen: SocketAddr, tls: Option<ClientTlsConfig>) -> bool {
         let _ = writeln!(std::io::stderr(), "healthcheck: {host}: {why}");
     }
     outcome.is_ok()
-}
-
-/// An error with its causes (a transport error says little at the top).
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }

@@ -37,7 +37,7 @@ impl TlsFiles {
         // a key that does not go with the certificate, are refused now.
         tonic::transport::Server::builder()
             .tls_config(config.clone())
-            .map_err(|e| anyhow::anyhow!("{}", error_chain(&e)))
+            .map_err(|e| anyhow::anyhow!("{}", bg_api::error_chain(&e)))
             .with_context(|| {
                 format!(
                     "TLS: the certificate {} and key {} cannot be used",
@@ -83,17 +83,4 @@ fn read_pem(path: &Path, label: &str, option: &str) -> anyhow::Result<Vec<u8>> {
         );
     }
     Ok(bytes)
-}
-
-/// An error with its causes, one after the other (tonic's transport
-/// error says little at the top).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }

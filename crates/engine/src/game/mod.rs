@@ -560,7 +560,23 @@ impl Match {
     /// Whether `seat` may act in `phase` now. The seat comes first: a seat
     /// that is not the one to act hears NOT_YOUR_TURN (wait), whatever it
     /// asked; WRONG_PHASE is for the seat to act asking the wrong thing.
+    /// An answer (to a double, a resignation offer, a decision) when
+    /// nothing of the kind is offered is WRONG_PHASE whoever sends it:
+    /// there is nothing to wait for.
     fn expect(&self, seat: Seat, phase: Phase) -> Result<(), GameError> {
+        if self.phase != phase {
+            let nothing = match phase {
+                Phase::CubeOffered => Some("no double is offered: there is nothing to answer"),
+                Phase::ResignationOffered => {
+                    Some("no resignation is offered: there is nothing to answer")
+                }
+                Phase::Decision => Some("no decision is asked for: there is nothing to decide"),
+                _ => None,
+            };
+            if let Some(nothing) = nothing {
+                return Err(GameError::WrongPhase(nothing.into()));
+            }
+        }
         if let Some(to_act) = self.to_act().filter(|&to_act| to_act != seat) {
             let waits = match self.phase {
                 Phase::Roll => "to roll (or double)",

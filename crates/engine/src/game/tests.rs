@@ -255,6 +255,32 @@ fn a_refused_command_changes_nothing() {
     }
 }
 
+/// Answering an offer when none is made is WRONG_PHASE, saying nothing
+/// is offered, for either seat (not NOT_YOUR_TURN: there is nothing to
+/// wait for).
+#[test]
+fn an_answer_with_nothing_offered_says_nothing_is_offered() {
+    let (mut game, mut dice) = started(settings(3, ResignMode::Offer));
+    for seat in [Seat::White, Seat::Black] {
+        for (command, says) in [
+            (Command::Take, "no double is offered"),
+            (Command::Drop, "no double is offered"),
+            (Command::AcceptResignation, "no resignation is offered"),
+            (Command::DeclineResignation, "no resignation is offered"),
+            (
+                Command::Decide {
+                    choice: "go".into(),
+                },
+                "no decision",
+            ),
+        ] {
+            let error = game.apply(seat, &command, &Race, &mut dice).unwrap_err();
+            assert_eq!(error.reason(), "WRONG_PHASE", "{command:?}");
+            assert!(error.to_string().contains(says), "{command:?}: {error}");
+        }
+    }
+}
+
 /// Abandoning ends the match at once, whoever is on turn and whatever
 /// waits, the game in progress conceded by the leaver as resigning by
 /// position would concede it: a match goes to the other seat by forfeit;

@@ -18,7 +18,6 @@ use tokio::sync::broadcast;
 use tonic::Code;
 
 use super::events::Entry;
-use super::watchers::WATCH_BUFFER;
 use super::{Games, corrupt, game_id_of, lost};
 use crate::convert::{self, GameMeta};
 use crate::error::ApiError;
@@ -43,6 +42,9 @@ pub(super) struct Live {
     /// may hold another version. Read it again before using it.
     pub(super) stale: bool,
 }
+
+/// Updates a watcher may fall behind by before it must resume.
+const WATCH_BUFFER: usize = 32;
 
 /// One game's lock and its watchers' channel.
 pub(super) struct Slot {

@@ -18,9 +18,6 @@ use crate::convert;
 use crate::error::ApiError;
 use crate::fields::Fields;
 
-/// Updates a watcher may fall behind by before it must resume.
-pub(super) const WATCH_BUFFER: usize = 32;
-
 impl<S: GameStore> Games<S> {
     /// Tells this server's watchers of a game what another server did to
     /// it, from `from` (the version they saw) to the game just read back.
