@@ -6,7 +6,7 @@
 //! the match was created (`--commitment`, or the one `bgctl new` saved).
 
 use anyhow::{Context, Result, bail};
-use bg_fair_dice::{SeatSeeds, Side};
+use bg_fair_dice::{Seat, SeatSeeds};
 use serde_json::Value;
 
 /// What the user knows of the match without the record (the record is the
@@ -107,9 +107,9 @@ pub fn record(text: &str, known: &Known) -> Result<Verified> {
         );
     }
     let mut seeds = SeatSeeds::default();
-    for (side, name, given) in [
-        (Side::White, "white", &known.white_seed),
-        (Side::Black, "black", &known.black_seed),
+    for (seat, name, given) in [
+        (Seat::White, "white", &known.white_seed),
+        (Seat::Black, "black", &known.black_seed),
     ] {
         let from = proof
             .get(&format!("{name}_seed_from"))
@@ -121,7 +121,7 @@ pub fn record(text: &str, known: &Known) -> Result<Verified> {
         {
             bail!("{name} gave the seed {given:?}, and the record says {seed:?}");
         }
-        seeds.give(side, seed, from)?;
+        seeds.give(seat, seed, from)?;
     }
     let actions = record
         .get("actions")
@@ -144,11 +144,11 @@ pub fn record(text: &str, known: &Known) -> Result<Verified> {
             .with_context(|| format!("version {version} (dice {thrown:?})"))?;
         dice.extend(thrown);
     }
-    for (side, given) in [(Side::White, given[0]), (Side::Black, given[1])] {
-        let seed = seeds.of(side);
+    for (seat, given) in [(Seat::White, given[0]), (Seat::Black, given[1])] {
+        let seed = seeds.of(seat);
         if !seed.seed.is_empty() && seed.from > 0 && !given {
             bail!(
-                "{side}'s seed applies from die {}, and no action of the record gave it",
+                "{seat}'s seed applies from die {}, and no action of the record gave it",
                 seed.from
             );
         }
@@ -212,20 +212,20 @@ fn check_seed_given(
     let Some(seed) = action.get("dice_seed").and_then(Value::as_str) else {
         return Ok(());
     };
-    let side = match action.get("by").and_then(Value::as_str) {
-        Some("white") => Side::White,
-        Some("black") => Side::Black,
+    let seat = match action.get("by").and_then(Value::as_str) {
+        Some("white") => Seat::White,
+        Some("black") => Seat::Black,
         _ => bail!("a seed given by no seat"),
     };
-    let stated = seeds.of(side);
+    let stated = seeds.of(seat);
     if stated.seed != seed || stated.from != before {
         bail!(
-            "{side} gave the seed {seed:?} after {before} dice, and the record says its seed is {:?} from die {}",
+            "{seat} gave the seed {seed:?} after {before} dice, and the record says its seed is {:?} from die {}",
             stated.seed,
             stated.from
         );
     }
-    given[usize::from(side == Side::Black)] = true;
+    given[usize::from(seat == Seat::Black)] = true;
     Ok(())
 }
 
@@ -335,7 +335,7 @@ mod tests {
             thrown: 0,
         };
         let first: Vec<u8> = (0..n).map(|_| fair.next_die()).collect();
-        fair.give_seed(Side::Black, "b").unwrap();
+        fair.give_seed(Seat::Black, "b").unwrap();
         let second = [fair.next_die(), fair.next_die()];
         json!({
             "game_id": "g",

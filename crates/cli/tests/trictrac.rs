@@ -5,7 +5,7 @@ use std::process::Command;
 
 use bg_engine::{Board, Seat, position_id};
 use bg_tests::plugin_dir;
-use bg_trictrac_rules::side::board_from_fields as board;
+use bg_trictrac_rules::view::board_from_fields as board;
 
 fn bgctl(command: &str, corpus: &str) -> String {
     let dir = plugin_dir(&[("bg_trictrac", "libbg_trictrac.so")]);

@@ -54,6 +54,7 @@
 //! and seat seeds given by the service that creates the match are only as
 //! independent as that service.
 
+pub use bg_engine::Seat;
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
@@ -123,22 +124,6 @@ impl SeatSeed {
     }
 }
 
-/// A seat, as far as the scheme is concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    White,
-    Black,
-}
-
-impl std::fmt::Display for Side {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Side::White => "white",
-            Side::Black => "black",
-        })
-    }
-}
-
 /// The seats' seeds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SeatSeeds {
@@ -150,16 +135,16 @@ pub struct SeatSeeds {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeedError {
     #[error("the {0} seed is longer than {MAX_SEAT_SEED_BYTES} bytes")]
-    TooLong(Side),
+    TooLong(Seat),
     #[error("{0} has given a seed already: a seat gives one a match")]
-    AlreadyGiven(Side),
+    AlreadyGiven(Seat),
 }
 
 impl SeedError {
     /// The seat whose seed is refused.
-    pub fn side(&self) -> Side {
+    pub fn seat(&self) -> Seat {
         match self {
-            SeedError::TooLong(side) | SeedError::AlreadyGiven(side) => *side,
+            SeedError::TooLong(seat) | SeedError::AlreadyGiven(seat) => *seat,
         }
     }
 }
@@ -169,34 +154,34 @@ impl SeatSeeds {
     /// within [`MAX_SEAT_SEED_BYTES`].
     pub fn new(white: &str, black: &str) -> Result<SeatSeeds, SeedError> {
         let mut seeds = SeatSeeds::default();
-        seeds.give(Side::White, white, 0)?;
-        seeds.give(Side::Black, black, 0)?;
+        seeds.give(Seat::White, white, 0)?;
+        seeds.give(Seat::Black, black, 0)?;
         Ok(seeds)
     }
 
-    pub fn of(&self, side: Side) -> &SeatSeed {
-        match side {
-            Side::White => &self.white,
-            Side::Black => &self.black,
+    pub fn of(&self, seat: Seat) -> &SeatSeed {
+        match seat {
+            Seat::White => &self.white,
+            Seat::Black => &self.black,
         }
     }
 
-    pub fn of_mut(&mut self, side: Side) -> &mut SeatSeed {
-        match side {
-            Side::White => &mut self.white,
-            Side::Black => &mut self.black,
+    pub fn of_mut(&mut self, seat: Seat) -> &mut SeatSeed {
+        match seat {
+            Seat::White => &mut self.white,
+            Seat::Black => &mut self.black,
         }
     }
 
-    /// `side`'s seed, applying from die number `from`. A seat gives one
+    /// `seat`'s seed, applying from die number `from`. A seat gives one
     /// seed at most (an empty one is none).
-    pub fn give(&mut self, side: Side, seed: &str, from: u64) -> Result<(), SeedError> {
+    pub fn give(&mut self, seat: Seat, seed: &str, from: u64) -> Result<(), SeedError> {
         if seed.len() > MAX_SEAT_SEED_BYTES {
-            return Err(SeedError::TooLong(side));
+            return Err(SeedError::TooLong(seat));
         }
-        let slot = self.of_mut(side);
+        let slot = self.of_mut(seat);
         if !slot.seed.is_empty() {
-            return Err(SeedError::AlreadyGiven(side));
+            return Err(SeedError::AlreadyGiven(seat));
         }
         if !seed.is_empty() {
             *slot = SeatSeed {
@@ -248,9 +233,9 @@ impl FairDice {
         }
     }
 
-    /// `side`'s seed, given now: it applies from the next die.
-    pub fn give_seed(&mut self, side: Side, seed: &str) -> Result<(), SeedError> {
-        self.seeds.give(side, seed, self.thrown)
+    /// `seat`'s seed, given now: it applies from the next die.
+    pub fn give_seed(&mut self, seat: Seat, seed: &str) -> Result<(), SeedError> {
+        self.seeds.give(seat, seed, self.thrown)
     }
 
     /// The next die.

@@ -136,11 +136,11 @@ fn a_seat_seed_longer_than_the_limit_is_refused() {
     let long = "x".repeat(MAX_SEAT_SEED_BYTES + 1);
     assert_eq!(
         SeatSeeds::new(&long, ""),
-        Err(SeedError::TooLong(Side::White))
+        Err(SeedError::TooLong(Seat::White))
     );
     assert_eq!(
         SeatSeeds::new("", &long),
-        Err(SeedError::TooLong(Side::Black))
+        Err(SeedError::TooLong(Seat::Black))
     );
     assert!(SeatSeeds::new(&long[1..], &long[1..]).is_ok());
 }
@@ -156,7 +156,7 @@ fn a_seat_seed_given_later_applies_from_the_next_die() {
         thrown: 0,
     };
     let mut thrown: Vec<u8> = (0..10).map(|_| dice.next_die()).collect();
-    dice.give_seed(Side::White, "alice's seed").unwrap();
+    dice.give_seed(Seat::White, "alice's seed").unwrap();
     assert_eq!(dice.seeds.white.from, 10);
     thrown.extend((0..10).map(|_| dice.next_die()));
     assert_eq!(
@@ -175,13 +175,13 @@ fn a_seat_seed_given_later_applies_from_the_next_die() {
 fn a_seat_gives_one_seed_at_most() {
     let mut dice = FairDice::new(SeatSeeds::new("", "b").unwrap());
     assert_eq!(
-        dice.give_seed(Side::Black, "again"),
-        Err(SeedError::AlreadyGiven(Side::Black))
+        dice.give_seed(Seat::Black, "again"),
+        Err(SeedError::AlreadyGiven(Seat::Black))
     );
     // An empty seed is none: the seat may still give one.
-    dice.give_seed(Side::White, "").unwrap();
+    dice.give_seed(Seat::White, "").unwrap();
     dice.next_die();
-    dice.give_seed(Side::White, "w").unwrap();
+    dice.give_seed(Seat::White, "w").unwrap();
     assert_eq!(
         dice.seeds.white,
         SeatSeed {
@@ -190,7 +190,7 @@ fn a_seat_gives_one_seed_at_most() {
         }
     );
     assert_eq!(
-        dice.give_seed(Side::White, "w2"),
-        Err(SeedError::AlreadyGiven(Side::White))
+        dice.give_seed(Seat::White, "w2"),
+        Err(SeedError::AlreadyGiven(Seat::White))
     );
 }

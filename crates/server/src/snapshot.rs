@@ -37,10 +37,10 @@
 //! (from a Match ID or an XGID) is stored as `{"taken_up":`
 //! [`v1::TakenUp`]`}`: its first game only starts there.
 
-use bg_engine::Board;
 use bg_engine::clock::Clock;
 use bg_engine::game::Match;
-use bg_fair_dice::{FairDice, SeatSeeds, ServerSeed, Side};
+use bg_engine::{Board, Seat};
+use bg_fair_dice::{FairDice, SeatSeeds, ServerSeed};
 
 /// The format written.
 pub const FORMAT: u32 = 4;
@@ -211,8 +211,8 @@ impl TryFrom<v1::FairDice> for FairDice {
         }
         let mut seeds = SeatSeeds::default();
         seeds
-            .give(Side::White, &stored.white_seed, stored.white_seed_from)
-            .and_then(|()| seeds.give(Side::Black, &stored.black_seed, stored.black_seed_from))
+            .give(Seat::White, &stored.white_seed, stored.white_seed_from)
+            .and_then(|()| seeds.give(Seat::Black, &stored.black_seed, stored.black_seed_from))
             .map_err(|e| e.to_string())?;
         Ok(FairDice {
             server: ServerSeed::from_hex(&stored.server_seed).map_err(|e| e.to_string())?,
@@ -851,7 +851,7 @@ mod tests {
         );
         assert_eq!(decode(&text).unwrap(), (game.clone(), None, Some(clock)));
         // A seed given with a roll keeps the die it applies from.
-        dice.give_seed(bg_fair_dice::Side::Black, "b").unwrap();
+        dice.give_seed(bg_engine::Seat::Black, "b").unwrap();
         let text = encode(&game, Some(&dice), None).unwrap();
         assert!(
             text.ends_with(r#""black_seed":"b","black_seed_from":12,"thrown":12}}"#),

@@ -14,7 +14,7 @@ use tonic::Code;
 use super::cache::{Live, Slot};
 use super::events::{Recorded, Timing, entry};
 use super::retries::{is_same, kept};
-use super::{Games, RestartGrace, ServerDice, game_id_of, now_ms, side, unserialisable};
+use super::{Games, RestartGrace, ServerDice, game_id_of, now_ms, unserialisable};
 use crate::convert;
 use crate::error::ApiError;
 use crate::fields::Fields;
@@ -189,11 +189,11 @@ impl<S: GameStore> Games<S> {
             Ok(fair) => fair,
             Err(e) => return Judged::Answer(Err(e)),
         };
-        let mut game = live.game.clone();
+        let mut match_state = live.match_state.clone();
         // The thread's CSPRNG is not Send: dropped before any await.
         let (applied, thrown, fair) = {
             let mut dice = Recorded::new(ServerDice::new(fair));
-            let applied = game.apply(seat, command, &live.rules, &mut dice);
+            let applied = match_state.apply(seat, command, &live.rules, &mut dice);
             (applied, dice.thrown, dice.source.fair)
         };
         let events = match applied {
@@ -216,7 +216,7 @@ impl<S: GameStore> Games<S> {
             }
         };
         let applied = Applied {
-            game,
+            match_state,
             dice: fair,
             thrown,
             events,
@@ -345,14 +345,14 @@ fn with_seed(dice: Option<FairDice>, seat: Seat, seed: &str) -> Result<Option<Fa
             "this match's dice are not verifiable: it takes no seed",
         ));
     };
-    dice.give_seed(side(seat), seed)
+    dice.give_seed(seat, seed)
         .map_err(|e| ApiError::invalid("dice_seed", e.to_string()))?;
     Ok(Some(dice))
 }
 
-/// What an action did to a copy of the game.
+/// What an action did to a copy of the match.
 struct Applied {
-    game: Match,
+    match_state: Match,
     /// The match's verifiable dice after it (the dice thrown, a seed given).
     dice: Option<FairDice>,
     /// The dice it threw, in order.
@@ -370,7 +370,7 @@ fn next_version(
     now: u64,
 ) -> Result<(Live, LogEntry), ApiError> {
     let Applied {
-        game,
+        match_state,
         dice,
         thrown,
         events,
@@ -384,20 +384,20 @@ fn next_version(
                 let used = clock.flag(now);
                 // It paid with the game: the next one with its time anew.
                 if let (Some(used), OnTimeout::Game) = (used, costs) {
-                    clock.refill(used.seat, game.settings.match_length);
+                    clock.refill(used.seat, match_state.settings.match_length);
                 }
                 used
             }
             _ => None,
         };
-        let handed = clock.hand_over(game.to_act(), now);
+        let handed = clock.hand_over(match_state.to_act(), now);
         used.or(handed).map(|used| used.took_ms)
     });
     let mut record = live.record.clone();
     record.version = live.record.version + 1;
     record.state =
-        snapshot::encode(&game, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
-    record.finished = game.phase == Phase::MatchOver;
+        snapshot::encode(&match_state, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
+    record.finished = match_state.phase == Phase::MatchOver;
     record.deadline_ms = clock.and_then(|c| c.deadline_ms());
     let (entry, last_events) = entry(
         record.version,
@@ -410,7 +410,7 @@ fn next_version(
     )?;
     let next = Live {
         record,
-        game,
+        match_state,
         dice,
         clock,
         rules: live.rules.clone(),
@@ -445,13 +445,13 @@ fn timeout(
     let command = Command::TimeExpired {
         costs: clock.settings.on_timeout,
     };
-    let mut game = live.game.clone();
+    let mut match_state = live.match_state.clone();
     let mut dice = Recorded::new(ServerDice::new(live.dice.clone()));
-    let applied = game.apply(seat, &command, &live.rules, &mut dice);
+    let applied = match_state.apply(seat, &command, &live.rules, &mut dice);
     let (thrown, fair) = (dice.thrown, dice.source.fair);
     Some(applied.map_err(ApiError::from).and_then(|events| {
         let applied = Applied {
-            game,
+            match_state,
             dice: fair,
             thrown,
             events,

@@ -28,7 +28,8 @@ use crate::snapshot;
 #[derive(Clone)]
 pub(super) struct Live {
     pub(super) record: GameRecord,
-    pub(super) game: Match,
+    /// The match at `record.version`.
+    pub(super) match_state: Match,
     pub(super) rules: VariantRules,
     /// The match's verifiable dice (None: dice from the CSPRNG alone).
     /// Holds the secret server seed: never logged, shown only through
@@ -87,22 +88,23 @@ impl Live {
     /// the seat on turn (none outside the move phase), and the scoreboard
     /// of a variant that scores during play.
     fn variant_view(&self) -> Result<VariantView, RulesError> {
-        let board = self.rules.plugin.board(&self.game.variant_state)?;
+        let board = self.rules.plugin.board(&self.match_state.variant_state)?;
         let scoreboard = if self
             .rules
             .plugin
             .capabilities()
             .contains(Capabilities::SCORES_DURING_PLAY)
         {
-            self.rules.scoreboard(&self.game.variant_state)?
+            self.rules.scoreboard(&self.match_state.variant_state)?
         } else {
             None
         };
-        let legal = match (self.game.phase, self.game.dice) {
-            (Phase::Move, Some(dice)) => {
-                self.rules
-                    .legal_plays(&self.game.variant_state, self.game.turn, dice)?
-            }
+        let legal = match (self.match_state.phase, self.match_state.dice) {
+            (Phase::Move, Some(dice)) => self.rules.legal_plays(
+                &self.match_state.variant_state,
+                self.match_state.turn,
+                dice,
+            )?,
             _ => Vec::new(),
         };
         Ok(VariantView {
@@ -124,7 +126,7 @@ impl Live {
             .map_err(|e| ApiError::from(GameError::Rules(e)))?;
         let mut game = convert::game(
             &self.meta(&self.rules.options),
-            &self.game,
+            &self.match_state,
             &view.board,
             &view.legal,
             fields,
@@ -253,7 +255,7 @@ impl<S: GameStore> Games<S> {
         let live = Live {
             rules,
             record,
-            game,
+            match_state: game,
             dice,
             clock,
             last_events,

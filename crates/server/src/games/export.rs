@@ -49,7 +49,7 @@ impl<S: GameStore> Games<S> {
         let (record, settings, proof) = {
             let mut guard = slot.live.lock().await;
             let live = self.fresh(&slot, &mut guard, game_id).await?;
-            let over = live.game.phase == bg_engine::game::Phase::MatchOver;
+            let over = live.match_state.phase == bg_engine::game::Phase::MatchOver;
             let proof = match &live.dice {
                 Some(dice) => Some((
                     crate::convert::verifiable_dice(dice, over),
@@ -57,7 +57,11 @@ impl<S: GameStore> Games<S> {
                 )),
                 None => None,
             };
-            (live.record.clone(), live.game.settings.clone(), proof)
+            (
+                live.record.clone(),
+                live.match_state.settings.clone(),
+                proof,
+            )
         };
         let log = self
             .store

@@ -20,7 +20,7 @@ use tonic::Code;
 
 use super::cache::Live;
 use super::events::{Entry, Rethrown};
-use super::{Games, side, unserialisable};
+use super::{Games, unserialisable};
 use crate::error::ApiError;
 use crate::snapshot;
 
@@ -125,7 +125,7 @@ impl<S: GameStore> Games<S> {
         let dice = live.dice.clone().map(|mut dice| {
             dice.thrown = thrown;
             for seat in later_seeds {
-                *dice.seeds.of_mut(side(seat)) = Default::default();
+                *dice.seeds.of_mut(seat) = Default::default();
             }
             dice
         });
@@ -135,7 +135,7 @@ impl<S: GameStore> Games<S> {
         record.deadline_ms = clock.and_then(|c| c.deadline_ms());
         Ok(Live {
             record,
-            game,
+            match_state: game,
             dice,
             clock,
             rules: live.rules.clone(),
@@ -153,7 +153,7 @@ fn started_again(
 ) -> Result<(Match, Vec<bg_engine::game::Event>), String> {
     // The settings as the match began: auto-roll and who starts later
     // games were settled by the first game and are kept as they were.
-    let settings = live.game.settings.clone();
+    let settings = live.match_state.settings.clone();
     let start = match &live.record.start_board {
         Some(text) => Some(snapshot::decode_start(text).map_err(|e| e.to_string())?),
         None => None,

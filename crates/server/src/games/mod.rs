@@ -136,14 +136,6 @@ pub(super) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis().min(u128::from(u64::MAX)) as u64)
 }
 
-/// The fair-dice scheme's name for a seat.
-fn side(seat: bg_engine::Seat) -> bg_fair_dice::Side {
-    match seat {
-        bg_engine::Seat::White => bg_fair_dice::Side::White,
-        bg_engine::Seat::Black => bg_fair_dice::Side::Black,
-    }
-}
-
 /// Where a match's dice come from: its verifiable sequence, or the
 /// thread's CSPRNG (ChaCha, seeded by the OS) for a match without one.
 struct ServerDice {

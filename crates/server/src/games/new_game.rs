@@ -7,7 +7,7 @@ use bg_api::v1 as pb;
 use bg_engine::clock::Clock;
 use bg_engine::game::{Cube, GameError, Match, MatchSettings, Resume, RulesErrorKind};
 use bg_engine::{Board, Seat, match_id, position_id, xgid};
-use bg_fair_dice::{FairDice, SeatSeeds, Side};
+use bg_fair_dice::{FairDice, SeatSeeds};
 use bg_plugin_host::VariantRules;
 use bg_store::{Answer, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
 use sha2::{Digest, Sha256};
@@ -174,7 +174,7 @@ impl<S: GameStore> Games<S> {
         let (entry, last_events) = entry(1, None, None, thrown, "", events, timing)?;
         let live = Live {
             record,
-            game,
+            match_state: game,
             dice: fair,
             clock,
             rules,
@@ -241,9 +241,9 @@ fn verifiable_dice(request: &pb::NewGameRequest) -> Result<Option<FairDice>, Api
         return Ok(None);
     }
     let seeds = SeatSeeds::new(&request.white_seed, &request.black_seed).map_err(|e| {
-        let field = match e.side() {
-            Side::White => "white_seed",
-            Side::Black => "black_seed",
+        let field = match e.seat() {
+            Seat::White => "white_seed",
+            Seat::Black => "black_seed",
         };
         ApiError::invalid(field, e.to_string())
     })?;

@@ -9,7 +9,7 @@ use bg_variant_api::engine::Dice;
 use serde::{Deserialize, Serialize};
 
 use crate::moves::{Candidate, Roll};
-use crate::side::{CORNER, Jan, Side, TALON, THEIR_CORNER, in_grand_table};
+use crate::view::{CORNER, Jan, TALON, THEIR_CORNER, View, in_grand_table};
 
 /// What scored, with a stable name (docs/trictrac.md, "Jan names").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -198,7 +198,7 @@ impl Numbers {
 
 /// The points of `dice` rolled by the side whose view is `start`, on the
 /// roller's `roll_number`-th roll of the relevé (from 1).
-pub fn score(start: &Side, dice: Dice, roll_number: u32, pile: bool) -> RollPoints {
+pub fn score(start: &View, dice: Dice, roll_number: u32, pile: bool) -> RollPoints {
     let roll = Roll::new(*start, dice, pile);
     let legal = roll.legal();
     score_with(start, dice, roll_number, pile, &legal)
@@ -206,7 +206,7 @@ pub fn score(start: &Side, dice: Dice, roll_number: u32, pile: bool) -> RollPoin
 
 /// [`score`] with the roll's legal plays already known.
 pub fn score_with(
-    start: &Side,
+    start: &View,
     dice: Dice,
     roll_number: u32,
     pile: bool,
@@ -254,7 +254,7 @@ pub fn score_with(
 /// The jans rares (§3.1): the jan de six tables on the third roll; the
 /// jan de deux tables and the jan de mézéas, with their contre-jans when
 /// the opponent already holds his corner.
-fn rare_jans(s: &Side, dice: Dice, roll_number: u32, points: &mut RollPoints) {
+fn rare_jans(s: &View, dice: Dice, roll_number: u32, points: &mut RollPoints) {
     let doublet = dice.d1 == dice.d2;
     let (d1, d2) = (usize::from(dice.d1), usize::from(dice.d2));
     let their_corner_held = s.theirs[THEIR_CORNER] >= 2;
@@ -306,7 +306,7 @@ fn rare_jans(s: &Side, dice: Dice, roll_number: u32, points: &mut RollPoints) {
 /// that could reach it from one of the roller's checkers; by the sum only
 /// through an admissible rest (empty, own, or one opposing checker),
 /// otherwise falsely, and a checker hit truly is never also hit falsely.
-fn hits(s: &Side, numbers: &Numbers, doublet: bool, points: &mut RollPoints) {
+fn hits(s: &View, numbers: &Numbers, doublet: bool, points: &mut RollPoints) {
     for target in 1..=24 {
         if s.theirs[target] != 1 {
             continue;
@@ -351,7 +351,7 @@ fn hits(s: &Side, numbers: &Numbers, doublet: bool, points: &mut RollPoints) {
 /// Hitting the corner (§3.3): the roller holds his corner, the opponent's
 /// is empty, and two checkers other than the corner's own two could land
 /// on it, one with each number (two from one field on a doublet).
-fn corner_hit(s: &Side, dice: Dice) -> bool {
+fn corner_hit(s: &View, dice: Dice) -> bool {
     if s.mine[CORNER] < 2 || s.theirs[THEIR_CORNER] != 0 {
         return false;
     }
@@ -375,7 +375,7 @@ fn corner_hit(s: &Side, dice: Dice) -> bool {
 /// rest the checker may stop on) by which a surplus checker reaches the
 /// half-field; a checker is surplus if it stands behind the jan, or if
 /// its field keeps two without it (the corner's last two never count).
-fn fill_ways(s: &Side, jan: Jan, numbers: &Numbers) -> u32 {
+fn fill_ways(s: &View, jan: Jan, numbers: &Numbers) -> u32 {
     if s.missing(jan) != 1 {
         return 1;
     }

@@ -17,13 +17,13 @@
 //!   checkers (a relevé) and the same player rolls again.
 //!
 //! Fields are the mover's (f1 his talon ... f24); on the engine's board
-//! field f is the mover's point `25 - f` ([`side`]). This crate must never
+//! field f is the mover's point `25 - f` ([`view`]). This crate must never
 //! do I/O or keep state between calls.
 
 pub mod jans;
 pub mod moves;
-pub mod side;
 pub mod tally;
+pub mod view;
 
 use bg_variant_api::engine::{Board, CHECKERS, Dice, LegalPlay, Move, OFF, Play, Seat};
 use bg_variant_api::{
@@ -34,8 +34,8 @@ use bg_variant_api::{
 use serde::{Deserialize, Serialize};
 
 use crate::jans::Scored;
-use crate::side::Side;
 use crate::tally::{PARTIE, Pavillon, Stake};
+use crate::view::View;
 
 /// The variant.
 #[derive(Default)]
@@ -224,8 +224,8 @@ pub fn roll_events(
     roll_number: u32,
     pile: bool,
 ) -> Vec<ScoreEvent> {
-    let side = Side::of(board, seat);
-    let points = jans::score(&side, dice, roll_number, pile);
+    let view = View::of(board, seat);
+    let points = jans::score(&view, dice, roll_number, pile);
     let (opponent, roller): (Vec<&Scored>, Vec<&Scored>) =
         points.jans.iter().partition(|j| j.kind.for_opponent());
     roller
@@ -349,13 +349,13 @@ impl Variant for TricTrac {
                     "tric-trac has no bar: no checker can be on it".into(),
                 ));
             }
-            let side = Side::of(board, seat);
-            if side.mine[side::CORNER] == 1 {
+            let view = View::of(board, seat);
+            if view.mine[view::CORNER] == 1 {
                 return Err(VariantError::InvalidInput(format!(
                     "{seat} has a lone checker on its rest corner, which the rules never allow"
                 )));
             }
-            if side.mine[side::THEIR_CORNER] > 0 {
+            if view.mine[view::THEIR_CORNER] > 0 {
                 return Err(VariantError::InvalidInput(format!(
                     "{seat} has checkers on the opponent's rest corner, which the rules never allow"
                 )));

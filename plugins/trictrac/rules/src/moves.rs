@@ -21,7 +21,7 @@
 
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Move, Play, Seat};
 
-use crate::side::{CORNER, Jan, RAIL, Side, THEIR_CORNER, point};
+use crate::view::{CORNER, Jan, RAIL, THEIR_CORNER, View, point};
 
 /// One die-move: a checker from field `from` by `die`; `to` is
 /// `from + die`, or [`RAIL`] when it bears off.
@@ -38,7 +38,7 @@ struct Step {
 #[derive(Clone, Debug)]
 pub struct Candidate {
     pub play: Play,
-    pub after: Side,
+    pub after: View,
     /// How many of the roll's two numbers it plays.
     pub dice_used: u8,
     /// The larger number of a non-doublet is among them.
@@ -68,7 +68,7 @@ impl Candidate {
 
 /// The rules of one roll for one mover.
 pub struct Roll {
-    pub start: Side,
+    pub start: View,
     pub dice: Dice,
     /// The opponent can still fill his grand jan (the mover's f13..f18).
     pub forbid_grand: bool,
@@ -82,7 +82,7 @@ pub struct Roll {
 }
 
 impl Roll {
-    pub fn new(start: Side, dice: Dice, pile: bool) -> Roll {
+    pub fn new(start: View, dice: Dice, pile: bool) -> Roll {
         let mut roll = Roll {
             start,
             dice,
@@ -112,17 +112,17 @@ impl Roll {
         self.dice.d1.max(self.dice.d2)
     }
 
-    /// The die-moves `die` allows on `side`.
-    fn steps(&self, side: &Side, die: u8) -> Vec<Step> {
+    /// The die-moves `die` allows on `view`.
+    fn steps(&self, view: &View, die: u8) -> Vec<Step> {
         let mut steps = Vec::new();
-        let farthest = side.farthest();
+        let farthest = view.farthest();
         for from in 1..=24 {
-            if side.mine[from] == 0 {
+            if view.mine[from] == 0 {
                 continue;
             }
             let to = from + usize::from(die);
             if to <= 24 {
-                if side.theirs[to] == 0 {
+                if view.theirs[to] == 0 {
                     steps.push(Step {
                         from,
                         to,
@@ -130,7 +130,7 @@ impl Roll {
                         overflow: false,
                     });
                 }
-            } else if side.all_home() && (to == RAIL || Some(from) == farthest) {
+            } else if view.all_home() && (to == RAIL || Some(from) == farthest) {
                 steps.push(Step {
                     from,
                     to: RAIL,
@@ -155,7 +155,7 @@ impl Roll {
     }
 
     /// What must hold once the play is over (§2.4, §2.5).
-    fn final_ok(&self, after: &Side) -> bool {
+    fn final_ok(&self, after: &View) -> bool {
         if after.mine[THEIR_CORNER] > 0 || after.mine[CORNER] == 1 {
             return false;
         }
@@ -197,7 +197,7 @@ impl Roll {
         out
     }
 
-    fn candidate(&self, steps: &[Step], after: Side, doublet: bool) -> Candidate {
+    fn candidate(&self, steps: &[Step], after: View, doublet: bool) -> Candidate {
         let mut play = Play::EMPTY;
         for s in steps {
             play.try_push(Move::new(point(s.from), point(s.to)));
@@ -281,8 +281,8 @@ impl Roll {
     }
 }
 
-fn apply(side: &Side, step: Step) -> Side {
-    let mut next = *side;
+fn apply(view: &View, step: Step) -> View {
+    let mut next = *view;
     next.mine[step.from] -= 1;
     next.mine[step.to] += 1;
     next
@@ -292,7 +292,7 @@ fn apply(side: &Side, step: Step) -> Side {
 /// position once, as the engine wants them.
 pub fn legal_plays(board: &Board, seat: Seat, dice: Dice, pile: bool, out: &mut Vec<LegalPlay>) {
     out.clear();
-    let roll = Roll::new(Side::of(board, seat), dice, pile);
+    let roll = Roll::new(View::of(board, seat), dice, pile);
     for c in roll.legal() {
         let result = c.after.write(board, seat);
         if !out.iter().any(|lp| lp.result == result) {

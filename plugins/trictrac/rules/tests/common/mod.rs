@@ -4,7 +4,7 @@
 
 use bg_trictrac_rules::moves::legal_plays;
 use bg_trictrac_rules::roll_events;
-use bg_trictrac_rules::side::board_from_fields;
+use bg_trictrac_rules::view::board_from_fields;
 use bg_variant_api::ScoreEvent;
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Seat};
 

@@ -42,30 +42,30 @@ impl Jan {
     }
 }
 
-/// One side's view: its own checkers and the opponent's, both by the
+/// One seat's view of the board: its own checkers and the opponent's, both by the
 /// mover's field number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Side {
+pub struct View {
     /// `mine[f]` for f in 1..=24; `mine[RAIL]` the checkers borne off.
     pub mine: [u8; 26],
     /// `theirs[f]` for f in 1..=24: the opponent's checkers on field f.
     pub theirs: [u8; 26],
 }
 
-impl Side {
+impl View {
     /// `seat`'s view of `board`.
-    pub fn of(board: &Board, seat: Seat) -> Side {
+    pub fn of(board: &Board, seat: Seat) -> View {
         let other = seat.other();
-        let mut side = Side {
+        let mut view = View {
             mine: [0; 26],
             theirs: [0; 26],
         };
         for f in 1..=24 {
-            side.mine[f] = board.count(seat, (25 - f) as u8);
-            side.theirs[f] = board.count(other, f as u8);
+            view.mine[f] = board.count(seat, (25 - f) as u8);
+            view.theirs[f] = board.count(other, f as u8);
         }
-        side.mine[RAIL] = board.count(seat, OFF);
-        side
+        view.mine[RAIL] = board.count(seat, OFF);
+        view
     }
 
     /// The board with `seat`'s checkers as in this view (the opponent's
