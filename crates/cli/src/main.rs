@@ -6,18 +6,20 @@
 
 mod bench;
 mod client;
+mod commands;
 mod offline;
 mod verify;
 mod view;
 mod words;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use bg_api::v1 as pb;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use client::{TlsOptions, Tokens, Transport, authorized, connect, explain, render, render_after};
+use client::{TlsOptions, Tokens, Transport};
+use commands::{Online, act, export, new, show, variants, watch};
 
 #[derive(Parser)]
 #[command(
@@ -116,59 +118,7 @@ enum Command {
     /// Lists the server's variants and their options.
     Variants,
     /// Creates a game; its seat tokens go to the tokens file.
-    New {
-        #[arg(long, default_value = "standard")]
-        variant: String,
-        /// Points to win; 0 for a money session.
-        #[arg(long = "match", default_value_t = 0)]
-        match_length: u32,
-        /// A variant option, `name=value` (repeatable).
-        #[arg(long = "option")]
-        options: Vec<String>,
-        /// Resign by offering a level instead of by position.
-        #[arg(long)]
-        resign_offers: bool,
-        /// Highest cube value; 0 for no cube.
-        #[arg(long)]
-        cube_max: Option<u32>,
-        /// Let the server roll for a player who cannot double (`true` or
-        /// `false`; default: on where the game has no cube).
-        #[arg(long)]
-        auto_roll: Option<bool>,
-        /// Start every game of the match from this gnubg Position ID (read
-        /// with white on roll), instead of the variant's setup; for the
-        /// variants on the standard board.
-        #[arg(long, conflicts_with_all = ["xgid", "gnubg_id"])]
-        position_id: Option<String>,
-        /// Take up a match where this XGID says (position, score, cube,
-        /// player to roll, match length; dice 00), e.g.
-        /// `XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:1:0:5:10`.
-        #[arg(long, conflicts_with = "gnubg_id", allow_hyphen_values = true)]
-        xgid: Option<String>,
-        /// The same from gnubg's `POSITION_ID:MATCH_ID`.
-        #[arg(long)]
-        gnubg_id: Option<String>,
-        /// Verifiable dice (`true` or `false`; default: on): the server
-        /// commits to its seed now and reveals it at the end (`bgctl verify`).
-        #[arg(long)]
-        verifiable_dice: Option<bool>,
-        /// White's seed for the verifiable dice (any text).
-        #[arg(long, default_value = "")]
-        white_seed: String,
-        /// Black's seed for the verifiable dice (any text).
-        #[arg(long, default_value = "")]
-        black_seed: String,
-        /// A match clock, as a tournament director writes it: a reserve
-        /// (`10m`), per match point (`2m/point`), a delay (`+12s`), an
-        /// increment (`+2s/move`), a cap on a turn (`1d/turn`), joined:
-        /// `2m/point+12s` is USBGF's clock. Durations in s, m, h or d.
-        #[arg(long, value_parser = client::parse_clock)]
-        clock: Option<pb::ClockSettings>,
-        /// With --clock: what running out costs, `match` (the default) or
-        /// `game`.
-        #[arg(long, value_enum, requires = "clock")]
-        on_timeout: Option<OnTimeoutArg>,
-    },
+    New(new::Args),
     /// Shows a game, its board drawn in the terminal.
     Show {
         /// The game id, or any start or end of it that is one game's in
@@ -453,7 +403,7 @@ fn run() -> Result<()> {
                 black_seed,
                 opening: None,
             };
-            print_verified(&record, given, &tokens, &cli.plugin_dir)
+            commands::verify::print_verified(&record, given, &tokens, &cli.plugin_dir)
         }
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
         Command::Jans { variant, corpus } => offline::jans(&cli.plugin_dir, &variant, &corpus),
@@ -525,17 +475,46 @@ fn run() -> Result<()> {
             actions,
         )),
         online => {
-            let runtime = tokio::runtime::Runtime::new()?;
             let tokens = cli.tokens.clone().unwrap_or_else(Tokens::default_path);
             let transport = transport?;
-            runtime.block_on(run_online(
-                &transport,
-                &cli.addr,
-                &tokens,
-                &cli.plugin_dir,
-                online,
-            ))
+            tokio::runtime::Runtime::new()?.block_on(async {
+                let mut o =
+                    Online::connect(&transport, &cli.addr, &tokens, &cli.plugin_dir).await?;
+                run_online(&mut o, online).await
+            })
         }
+    }
+}
+
+/// A command that talks to the server, to its module.
+async fn run_online(o: &mut Online, command: Command) -> Result<()> {
+    match command {
+        Command::Variants => variants::run(o).await,
+        Command::New(args) => new::run(o, args).await,
+        Command::Show { game } => show::run(o, &game).await,
+        Command::Watch { game, from } => watch::run(o, &game, from).await,
+        Command::Export {
+            game,
+            format,
+            white,
+            black,
+        } => export::run(o, &game, format, white, black).await,
+        Command::Verify {
+            game,
+            commitment,
+            white_seed,
+            black_seed,
+            ..
+        } => {
+            let given = verify::Known {
+                commitment,
+                white_seed,
+                black_seed,
+                opening: None,
+            };
+            commands::verify::online(o, game, given).await
+        }
+        action => act::run(o, action).await,
     }
 }
 
@@ -554,76 +533,6 @@ impl Cli {
     }
 }
 
-/// Checks a JSON record's dice against what the user knows (given on the
-/// command line, else saved by bgctl in the tokens file, and the
-/// variant's plugin in the plugin folder) and says what it checked; a
-/// mismatch is an error.
-fn print_verified(
-    record: &str,
-    given: verify::Known,
-    tokens: &Tokens,
-    plugin_dir: &Path,
-) -> Result<()> {
-    let game_id = serde_json::from_str::<serde_json::Value>(record)
-        .ok()
-        .and_then(|r| {
-            r.get("game_id")
-                .and_then(|id| id.as_str())
-                .map(String::from)
-        })
-        .unwrap_or_default();
-    let opening = match verify::variant_of(record) {
-        Some((variant, options)) => offline::opening_rule(plugin_dir, &variant, &options)?,
-        None => None,
-    };
-    let known = verify::Known {
-        commitment: given.commitment.or_else(|| tokens.commitment(&game_id)),
-        white_seed: given.white_seed.or_else(|| tokens.seed(&game_id, "white")),
-        black_seed: given.black_seed.or_else(|| tokens.seed(&game_id, "black")),
-        opening: given.opening.or(opening),
-    };
-    let verified = verify::record(record, &known).context("NOT verified")?;
-    let seed = |s: &bg_fair_dice::SeatSeed, known: &Option<String>| {
-        let told = if known.is_some() { ", as given" } else { "" };
-        match (s.seed.as_str(), s.from) {
-            ("", _) => format!("none{told}"),
-            (seed, from) => format!("{seed:?} from die {from}{told}"),
-        }
-    };
-    println!(
-        "verified: all {} dice of match {} are the ones its seeds give ({})",
-        verified.dice, verified.game_id, verified.scheme
-    );
-    println!(
-        "  the server seed it revealed hashes to {}",
-        if known.commitment.is_some() {
-            "the commitment published when the match was created"
-        } else {
-            "the record's commitment (give --commitment to check it against the one published when the match was created)"
-        }
-    );
-    let unchecked = known.white_seed.is_none() || known.black_seed.is_none();
-    println!(
-        "  seeds: white {}, black {}{}",
-        seed(&verified.seeds.white, &known.white_seed),
-        seed(&verified.seeds.black, &known.black_seed),
-        if unchecked {
-            " (give --white-seed/--black-seed to check a seed you gave)"
-        } else {
-            ""
-        }
-    );
-    match known.opening {
-        Some(_) => println!("  opening rule: the {} plugin's", verified.variant),
-        None => println!(
-            "  opening rule: as the record states it (no {} plugin in {} to check it against)",
-            verified.variant,
-            plugin_dir.display()
-        ),
-    }
-    Ok(())
-}
-
 /// `--addr A,B,...`: the benchmarks take several servers.
 fn addresses(addr: &str) -> Vec<String> {
     addr.split(',')
@@ -631,394 +540,4 @@ fn addresses(addr: &str) -> Vec<String> {
         .filter(|a| !a.is_empty())
         .map(String::from)
         .collect()
-}
-
-async fn run_online(
-    transport: &Transport,
-    addr: &str,
-    tokens_path: &std::path::Path,
-    plugin_dir: &Path,
-    command: Command,
-) -> Result<()> {
-    let mut client = connect(transport, addr).await?;
-    let tokens = Tokens::load(tokens_path)?;
-    // A game id as given, or the whole id of the game of the tokens file
-    // it is the start of.
-    let whole_id =
-        |id: &str| -> Result<String> { Ok(tokens.resolve(id)?.unwrap_or_else(|| id.to_string())) };
-    let game_of = |id: &str| pb::GetGameRequest {
-        read_mask: None,
-        game_id: id.to_string(),
-    };
-    match command {
-        Command::Variants => {
-            let variants = client
-                .list_variants(pb::ListVariantsRequest {})
-                .await
-                .map_err(explain)?;
-            for v in variants.into_inner().variants {
-                println!("{} {}  {}", v.name, v.version, v.description);
-                println!(
-                    "    cube: {}   auto-roll by default: {}",
-                    if v.cube { "yes" } else { "no" },
-                    if v.auto_roll { "on" } else { "off" }
-                );
-                for o in v.options {
-                    println!(
-                        "    {}={} ({})  {}",
-                        o.name,
-                        o.default_value,
-                        o.allowed_values.join("|"),
-                        o.description
-                    );
-                }
-            }
-        }
-        Command::New {
-            variant,
-            match_length,
-            options,
-            resign_offers,
-            cube_max,
-            auto_roll,
-            position_id,
-            xgid,
-            gnubg_id,
-            verifiable_dice,
-            white_seed,
-            black_seed,
-            clock,
-            on_timeout,
-        } => {
-            let clock = clock.map(|clock| pb::ClockSettings {
-                on_timeout: match on_timeout {
-                    Some(OnTimeoutArg::Game) => pb::OnTimeout::Game,
-                    _ => pb::OnTimeout::Match,
-                } as i32,
-                ..clock
-            });
-            let start_board = position_id
-                .as_deref()
-                .map(client::board_of_position_id)
-                .transpose()?;
-            let request = pb::NewGameRequest {
-                variant,
-                options: client::parse_options(&options)?.into_iter().collect(),
-                settings: Some(pb::MatchSettings {
-                    match_length,
-                    cube_max,
-                    auto_roll,
-                    verifiable_dice,
-                    clock,
-                    resignation: if resign_offers {
-                        pb::ResignationMode::Offer as i32
-                    } else {
-                        pb::ResignationMode::ByPosition as i32
-                    },
-                    ..Default::default()
-                }),
-                request_id: String::new(),
-                start_board,
-                xgid: xgid.unwrap_or_default(),
-                gnubg_id: gnubg_id.unwrap_or_default(),
-                white_seed,
-                black_seed,
-            };
-            let response = client
-                .new_game(request)
-                .await
-                .map_err(explain)?
-                .into_inner();
-            let game = response.game.unwrap_or_default();
-            let mut tokens = tokens;
-            tokens.insert(&game.game_id, &response.white_token, &response.black_token);
-            if let Some(dice) = &game.verifiable_dice {
-                tokens.set_commitment(&game.game_id, &dice.commitment);
-                for (seat, seed) in [("white", &dice.white_seed), ("black", &dice.black_seed)] {
-                    if !seed.is_empty() {
-                        tokens.set_seed(&game.game_id, seat, seed);
-                    }
-                }
-            }
-            tokens.save(tokens_path)?;
-            print!("{}", render(&game));
-            let variants = client
-                .list_variants(pb::ListVariantsRequest {})
-                .await
-                .map_err(explain)?
-                .into_inner()
-                .variants;
-            print!("{}", client::in_effect(&game, &variants));
-            println!("seat tokens saved in {}", tokens_path.display());
-            println!("game id: {}", game.game_id);
-            println!(
-                "(bgctl takes any start or end of it that is one game's, e.g. {})",
-                client::id_end(&game.game_id)
-            );
-        }
-        Command::Export {
-            game,
-            format,
-            white,
-            black,
-        } => {
-            let record = client
-                .export_match(pb::ExportMatchRequest {
-                    game_id: whole_id(&game)?,
-                    format: match format {
-                        FormatArg::Json => pb::RecordFormat::Json,
-                        FormatArg::Mat => pb::RecordFormat::Mat,
-                        FormatArg::Sgf => pb::RecordFormat::Sgf,
-                    } as i32,
-                    white_name: white,
-                    black_name: black,
-                })
-                .await
-                .map_err(explain)?
-                .into_inner();
-            print!("{}", record.text);
-        }
-        Command::Verify {
-            game,
-            commitment,
-            white_seed,
-            black_seed,
-            ..
-        } => {
-            let game = game.context("give a game id, or --file")?;
-            let record = client
-                .export_match(pb::ExportMatchRequest {
-                    game_id: whole_id(&game)?,
-                    format: pb::RecordFormat::Json as i32,
-                    ..Default::default()
-                })
-                .await
-                .map_err(explain)?
-                .into_inner();
-            let given = verify::Known {
-                commitment,
-                white_seed,
-                black_seed,
-                opening: None,
-            };
-            print_verified(&record.text, given, &tokens, plugin_dir)?;
-        }
-        Command::Show { game } => {
-            let game = client
-                .get_game(game_of(&whole_id(&game)?))
-                .await
-                .map_err(explain)?
-                .into_inner();
-            print!("{}", render(&game));
-        }
-        Command::Watch { game, from } => {
-            let mut stream = client
-                .watch_game(pb::WatchGameRequest {
-                    game_id: whole_id(&game)?,
-                    from_version: from,
-                    read_mask: None,
-                })
-                .await
-                .map_err(explain)?
-                .into_inner();
-            // The board before each update, when the stream has given it,
-            // so that a move's hits are marked.
-            let mut board: Option<pb::Board> = None;
-            while let Some(update) = stream.message().await.map_err(explain)? {
-                let after = update.game.as_ref().and_then(|g| g.board.as_ref());
-                let boards = board.as_ref().zip(after);
-                println!(
-                    "v{} {}",
-                    update.version,
-                    words::describe_action(&update.events, boards)
-                );
-                board = after.cloned();
-                if let Some(game) = &update.game {
-                    print!("{}", render(game));
-                }
-            }
-        }
-        action => {
-            let (game_id, seat) = match &action {
-                Command::Roll { game, seat, .. }
-                | Command::Move { game, seat, .. }
-                | Command::Double { game, seat, .. }
-                | Command::Resign { game, seat, .. }
-                | Command::Decide { game, seat, .. }
-                | Command::Abandon { game, seat } => (game.clone(), *seat),
-                _ => unreachable!("offline commands are handled before"),
-            };
-            let Some(game_id) = tokens.resolve(&game_id)? else {
-                anyhow::bail!(
-                    "no game {game_id} in the tokens file {}: give the whole game id, or its start \
-                     or end if `bgctl new` made it here (see --tokens)",
-                    tokens_path.display()
-                );
-            };
-            let token = tokens.get(&game_id, seat.name())?;
-            let current = client
-                .get_game(game_of(&game_id))
-                .await
-                .map_err(explain)?
-                .into_inner();
-            if let (Command::Roll { dice_seed, .. }, Some(dice)) = (&action, current.dice)
-                && current.to_act == seat.pb() as i32
-                && current.phase == pb::Phase::Move as i32
-            {
-                if !dice_seed.is_empty() {
-                    anyhow::bail!(
-                        "{}'s dice are already thrown ({}-{}), so this roll cannot carry your seed: give it with your move (`bgctl move ... --dice-seed`) or your next roll",
-                        seat.name(),
-                        dice.die1,
-                        dice.die2
-                    );
-                }
-                // Auto-roll (or the opening throw) has thrown for this seat.
-                print!("{}", render(&current));
-                println!(
-                    "{}'s dice are already thrown: {}-{}; play them with `bgctl move {} --as {} ...`",
-                    seat.name(),
-                    dice.die1,
-                    dice.die2,
-                    game_id,
-                    seat.name()
-                );
-                return Ok(());
-            }
-            let version = current.version;
-            let request_id = uuid_like();
-            // A seed given for the verifiable dice, kept for `verify`.
-            let seed_given = match &action {
-                Command::Roll { dice_seed, .. } | Command::Move { dice_seed, .. } => {
-                    dice_seed.clone()
-                }
-                _ => String::new(),
-            };
-            let game = match action {
-                Command::Roll { dice_seed, .. } => {
-                    client
-                        .roll(authorized(
-                            pb::RollRequest {
-                                read_mask: None,
-                                game_id,
-                                expected_version: version,
-                                request_id,
-                                dice_seed,
-                            },
-                            &token,
-                        )?)
-                        .await
-                }
-                Command::Move {
-                    play, dice_seed, ..
-                } => {
-                    client
-                        .r#move(authorized(
-                            pb::MoveRequest {
-                                read_mask: None,
-                                game_id,
-                                expected_version: version,
-                                request_id,
-                                notation: play.join(" "),
-                                moves: Vec::new(),
-                                dice_seed,
-                            },
-                            &token,
-                        )?)
-                        .await
-                }
-                Command::Double { action, .. } => {
-                    client
-                        .double(authorized(
-                            pb::DoubleRequest {
-                                read_mask: None,
-                                game_id,
-                                expected_version: version,
-                                request_id,
-                                action: match action {
-                                    CubeAction::Offer => pb::DoubleAction::Offer,
-                                    CubeAction::Take => pb::DoubleAction::Take,
-                                    CubeAction::Drop => pb::DoubleAction::Drop,
-                                    CubeAction::Beaver => pb::DoubleAction::Beaver,
-                                } as i32,
-                            },
-                            &token,
-                        )?)
-                        .await
-                }
-                Command::Resign {
-                    level,
-                    accept,
-                    decline,
-                    ..
-                } => {
-                    client
-                        .resign(authorized(
-                            pb::ResignRequest {
-                                read_mask: None,
-                                game_id,
-                                expected_version: version,
-                                request_id,
-                                action: if accept {
-                                    pb::ResignAction::Accept
-                                } else if decline {
-                                    pb::ResignAction::Decline
-                                } else {
-                                    pb::ResignAction::Resign
-                                } as i32,
-                                level,
-                            },
-                            &token,
-                        )?)
-                        .await
-                }
-                Command::Decide { choice, .. } => {
-                    client
-                        .decide(authorized(
-                            pb::DecideRequest {
-                                read_mask: None,
-                                game_id,
-                                expected_version: version,
-                                request_id,
-                                choice,
-                            },
-                            &token,
-                        )?)
-                        .await
-                }
-                Command::Abandon { .. } => {
-                    client
-                        .abandon(authorized(
-                            pb::AbandonRequest {
-                                read_mask: None,
-                                game_id,
-                                expected_version: version,
-                                request_id,
-                            },
-                            &token,
-                        )?)
-                        .await
-                }
-                _ => unreachable!(),
-            }
-            .map_err(explain)?
-            .into_inner();
-            if !seed_given.is_empty() {
-                let mut tokens = Tokens::load(tokens_path)?;
-                tokens.set_seed(&game.game_id, seat.name(), &seed_given);
-                tokens.save(tokens_path)?;
-            }
-            print!("{}", render_after(current.board.as_ref(), &game));
-        }
-    }
-    Ok(())
-}
-
-/// A unique request id for one invocation (retries of it are the caller's).
-fn uuid_like() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!("bgctl-{}-{nanos}", std::process::id())
 }

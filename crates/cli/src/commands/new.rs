@@ -1,0 +1,152 @@
+//! `bgctl new`: creates a game; its seat tokens (and the commitment of
+//! its verifiable dice, and seeds given) go to the tokens file.
+
+use anyhow::Result;
+use bg_api::v1 as pb;
+
+use super::Online;
+use crate::OnTimeoutArg;
+use crate::client::{self, explain, render};
+
+/// What `bgctl new` takes.
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, default_value = "standard")]
+    pub variant: String,
+    /// Points to win; 0 for a money session.
+    #[arg(long = "match", default_value_t = 0)]
+    pub match_length: u32,
+    /// A variant option, `name=value` (repeatable).
+    #[arg(long = "option")]
+    pub options: Vec<String>,
+    /// Resign by offering a level instead of by position.
+    #[arg(long)]
+    pub resign_offers: bool,
+    /// Highest cube value; 0 for no cube.
+    #[arg(long)]
+    pub cube_max: Option<u32>,
+    /// Let the server roll for a player who cannot double (`true` or
+    /// `false`; default: on where the game has no cube).
+    #[arg(long)]
+    pub auto_roll: Option<bool>,
+    /// Start every game of the match from this gnubg Position ID (read
+    /// with white on roll), instead of the variant's setup; for the
+    /// variants on the standard board.
+    #[arg(long, conflicts_with_all = ["xgid", "gnubg_id"])]
+    pub position_id: Option<String>,
+    /// Take up a match where this XGID says (position, score, cube,
+    /// player to roll, match length; dice 00), e.g.
+    /// `XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:1:0:5:10`.
+    #[arg(long, conflicts_with = "gnubg_id", allow_hyphen_values = true)]
+    pub xgid: Option<String>,
+    /// The same from gnubg's `POSITION_ID:MATCH_ID`.
+    #[arg(long)]
+    pub gnubg_id: Option<String>,
+    /// Verifiable dice (`true` or `false`; default: on): the server
+    /// commits to its seed now and reveals it at the end (`bgctl verify`).
+    #[arg(long)]
+    pub verifiable_dice: Option<bool>,
+    /// White's seed for the verifiable dice (any text).
+    #[arg(long, default_value = "")]
+    pub white_seed: String,
+    /// Black's seed for the verifiable dice (any text).
+    #[arg(long, default_value = "")]
+    pub black_seed: String,
+    /// A match clock, as a tournament director writes it: a reserve
+    /// (`10m`), per match point (`2m/point`), a delay (`+12s`), an
+    /// increment (`+2s/move`), a cap on a turn (`1d/turn`), joined:
+    /// `2m/point+12s` is USBGF's clock. Durations in s, m, h or d.
+    #[arg(long, value_parser = client::parse_clock)]
+    pub clock: Option<pb::ClockSettings>,
+    /// With --clock: what running out costs, `match` (the default) or
+    /// `game`.
+    #[arg(long, value_enum, requires = "clock")]
+    pub on_timeout: Option<OnTimeoutArg>,
+}
+
+pub async fn run(o: &mut Online, args: Args) -> Result<()> {
+    let Args {
+        variant,
+        match_length,
+        options,
+        resign_offers,
+        cube_max,
+        auto_roll,
+        position_id,
+        xgid,
+        gnubg_id,
+        verifiable_dice,
+        white_seed,
+        black_seed,
+        clock,
+        on_timeout,
+    } = args;
+    let clock = clock.map(|clock| pb::ClockSettings {
+        on_timeout: match on_timeout {
+            Some(OnTimeoutArg::Game) => pb::OnTimeout::Game,
+            _ => pb::OnTimeout::Match,
+        } as i32,
+        ..clock
+    });
+    let start_board = position_id
+        .as_deref()
+        .map(client::board_of_position_id)
+        .transpose()?;
+    let request = pb::NewGameRequest {
+        variant,
+        options: client::parse_options(&options)?.into_iter().collect(),
+        settings: Some(pb::MatchSettings {
+            match_length,
+            cube_max,
+            auto_roll,
+            verifiable_dice,
+            clock,
+            resignation: if resign_offers {
+                pb::ResignationMode::Offer as i32
+            } else {
+                pb::ResignationMode::ByPosition as i32
+            },
+            ..Default::default()
+        }),
+        request_id: String::new(),
+        start_board,
+        xgid: xgid.unwrap_or_default(),
+        gnubg_id: gnubg_id.unwrap_or_default(),
+        white_seed,
+        black_seed,
+    };
+    let response = o
+        .client
+        .new_game(request)
+        .await
+        .map_err(explain)?
+        .into_inner();
+    let game = response.game.unwrap_or_default();
+    o.tokens
+        .insert(&game.game_id, &response.white_token, &response.black_token);
+    if let Some(dice) = &game.verifiable_dice {
+        o.tokens.set_commitment(&game.game_id, &dice.commitment);
+        for (seat, seed) in [("white", &dice.white_seed), ("black", &dice.black_seed)] {
+            if !seed.is_empty() {
+                o.tokens.set_seed(&game.game_id, seat, seed);
+            }
+        }
+    }
+    o.tokens.save(&o.tokens_path)?;
+    print!("{}", render(&game));
+    let variants = o
+        .client
+        .list_variants(pb::ListVariantsRequest {})
+        .await
+        .map_err(explain)?
+        .into_inner()
+        .variants;
+    print!("{}", client::in_effect(&game, &variants));
+    println!("seat tokens saved in {}", o.tokens_path.display());
+    println!("game id: {}", game.game_id);
+    println!(
+        "(bgctl takes any start or end of it that is one game's, e.g. {})",
+        client::id_end(&game.game_id)
+    );
+    Ok(())
+}
