@@ -388,6 +388,34 @@ macro_rules! export_variant {
 #[doc(hidden)]
 pub mod private {
     pub use super::Shims;
+
+    use crate::VariantError;
+
+    /// The format byte of [`serde_state!`](crate::serde_state)'s bytes.
+    const JSON_STATE: u8 = b'{';
+
+    /// A serde state as [`serde_state!`](crate::serde_state) stores it.
+    pub fn encode_json<T: serde::Serialize>(state: &T) -> Vec<u8> {
+        // A state serde cannot write (a map with keys that are not
+        // strings) is the variant's bug: the panic is caught at the
+        // boundary and reported as a fault of the plugin.
+        serde_json::to_vec(state)
+            .unwrap_or_else(|e| panic!("the state cannot be written as JSON: {e}"))
+    }
+
+    /// Bytes [`encode_json`] wrote, read back; anything else refused.
+    pub fn decode_json<T: serde::de::DeserializeOwned>(
+        bytes: &[u8],
+        name: &str,
+    ) -> Result<T, VariantError> {
+        match bytes.first() {
+            Some(&JSON_STATE) => serde_json::from_slice(bytes)
+                .map_err(|e| VariantError::InvalidInput(format!("not a {name}: {e}"))),
+            _ => Err(VariantError::InvalidInput(format!(
+                "not a {name}: not a JSON object"
+            ))),
+        }
+    }
 }
 
 /// Copies plays to the host's array in blocks of at most 1 KiB. One large

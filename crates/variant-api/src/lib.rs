@@ -120,6 +120,39 @@ impl VariantError {
     }
 }
 
+/// How a variant's state is stored: the bytes the host keeps with each
+/// version of a game and hands back on every call. `decode` must refuse
+/// bytes it did not write (a damaged row) with
+/// [`VariantError::InvalidInput`], and read what every earlier version of
+/// the plugin wrote (games outlive plugin upgrades): start the bytes
+/// with a format version of your own if the state may change.
+///
+/// A state that derives serde's `Serialize` and `Deserialize` gets a
+/// codec from [`serde_state!`]; a hot variant may write its own bytes.
+pub trait StateCodec: Sized {
+    fn encode(&self) -> Vec<u8>;
+    fn decode(bytes: &[u8]) -> Result<Self, VariantError>;
+}
+
+/// A [`StateCodec`] for a serde type, so that a simple variant writes only
+/// its rules: `bg_variant_api::serde_state!(MyState);`. The bytes are a
+/// format byte then the state in JSON (readable in a stored row; a field
+/// added later with `#[serde(default)]` still reads old games).
+#[macro_export]
+macro_rules! serde_state {
+    ($state:ty) => {
+        impl $crate::StateCodec for $state {
+            fn encode(&self) -> ::std::vec::Vec<u8> {
+                $crate::__private::encode_json(self)
+            }
+
+            fn decode(bytes: &[u8]) -> ::std::result::Result<Self, $crate::VariantError> {
+                $crate::__private::decode_json(bytes, stringify!($state))
+            }
+        }
+    };
+}
+
 /// The rules of one variant.
 ///
 /// Every method is a pure function of its arguments. `seat` is the player
@@ -128,8 +161,10 @@ impl VariantError {
 /// beyond the argument.
 pub trait Variant: Default + Send + Sync + 'static {
     /// Everything the variant needs to know about a game in progress,
-    /// beyond the turn, dice, cube and score the host keeps.
-    type State: Clone;
+    /// beyond the turn, dice, cube and score the host keeps; stored with
+    /// the game as the bytes its [`StateCodec`] writes (a serde type gets
+    /// one from [`serde_state!`]).
+    type State: Clone + StateCodec;
 
     /// Name (unique among loaded plugins), version, description, options.
     fn info(&self) -> VariantInfo;
@@ -149,9 +184,15 @@ pub trait Variant: Default + Send + Sync + 'static {
         Err(VariantError::Unsupported("setting up a position".into()))
     }
 
-    fn encode_state(&self, state: &Self::State) -> Vec<u8>;
+    /// The state as stored (its [`StateCodec`]).
+    fn encode_state(&self, state: &Self::State) -> Vec<u8> {
+        state.encode()
+    }
 
-    fn decode_state(&self, bytes: &[u8]) -> Result<Self::State, VariantError>;
+    /// A stored state read back (its [`StateCodec`]).
+    fn decode_state(&self, bytes: &[u8]) -> Result<Self::State, VariantError> {
+        Self::State::decode(bytes)
+    }
 
     /// The board everybody sees.
     fn board(&self, state: &Self::State) -> Board;
@@ -298,6 +339,9 @@ mod tests {
         next
     }
 
+    // The ready codec: the state only derives serde's traits.
+    crate::serde_state!(Board);
+
     impl Variant for OnePlay {
         type State = Board;
         fn info(&self) -> VariantInfo {
@@ -307,12 +351,6 @@ mod tests {
             Capabilities::default()
         }
         fn new_game(&self, _: &Options) -> Result<Setup<Board>, VariantError> {
-            Err(VariantError::Unsupported("tests only".into()))
-        }
-        fn encode_state(&self, _: &Board) -> Vec<u8> {
-            Vec::new()
-        }
-        fn decode_state(&self, _: &[u8]) -> Result<Board, VariantError> {
             Err(VariantError::Unsupported("tests only".into()))
         }
         fn board(&self, state: &Board) -> Board {
@@ -374,5 +412,20 @@ mod tests {
             play(&lying, "24/23"),
             Err(VariantError::Broken(_))
         ));
+    }
+
+    /// A serde state's codec reads back what it wrote, and refuses bytes
+    /// it did not write (a damaged row, another variant's state).
+    #[test]
+    fn the_ready_serde_codec_reads_back_its_bytes_and_refuses_others() {
+        let board = Board::standard_start();
+        let bytes = OnePlay::default().encode_state(&board);
+        assert_eq!(OnePlay::default().decode_state(&bytes).unwrap(), board);
+        for damaged in [&bytes[..bytes.len() / 2], &[][..], &[1, 2, 3][..], b"{}"] {
+            assert!(matches!(
+                Board::decode(damaged),
+                Err(VariantError::InvalidInput(_))
+            ));
+        }
     }
 }

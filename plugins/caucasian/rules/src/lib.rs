@@ -37,8 +37,8 @@ use bg_standard_rules::{Standard, StandardState, win};
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Move, OFF, Play, Seat};
 use bg_variant_api::search::{self, ALL_POINTS, Steps};
 use bg_variant_api::{
-    Capabilities, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
-    VariantInfo, check_option_names, option_value,
+    Capabilities, OptionSpec, Options, Outcome, Setup, StateCodec, Transition, Variant,
+    VariantError, VariantInfo, check_option_names, option_value,
 };
 
 /// The variant.
@@ -171,45 +171,6 @@ impl Variant for Caucasian {
         ))
     }
 
-    fn encode_state(&self, state: &CaucasianState) -> Vec<u8> {
-        let mut bytes = vec![STATE_VERSION];
-        bytes.extend_from_slice(&state.board.checkers[0]);
-        bytes.extend_from_slice(&state.board.checkers[1]);
-        bytes.push(match state.mode {
-            Mode::LastLanding => 0,
-            Mode::Strict => 1,
-        });
-        bytes.push(match state.hit_bearoff {
-            HitBearoff::Always => 0,
-            HitBearoff::OnlyIfForced => 1,
-        });
-        bytes
-    }
-
-    fn decode_state(&self, bytes: &[u8]) -> Result<CaucasianState, VariantError> {
-        let [STATE_VERSION, board @ .., mode, hit_bearoff] = bytes else {
-            return Err(VariantError::InvalidInput(
-                "not a Caucasian game state".into(),
-            ));
-        };
-        let mut standard = vec![1u8];
-        standard.extend_from_slice(board);
-        let StandardState { board } = Standard.decode_state(&standard)?;
-        Ok(CaucasianState {
-            board,
-            mode: if *mode == 1 {
-                Mode::Strict
-            } else {
-                Mode::LastLanding
-            },
-            hit_bearoff: if *hit_bearoff == 1 {
-                HitBearoff::OnlyIfForced
-            } else {
-                HitBearoff::Always
-            },
-        })
-    }
-
     fn board(&self, state: &CaucasianState) -> Board {
         state.board
     }
@@ -272,6 +233,48 @@ impl Variant for Caucasian {
 
     fn concede(&self, state: &CaucasianState, loser: Seat) -> Outcome {
         Standard.concede(&state.standard(), loser)
+    }
+}
+
+impl StateCodec for CaucasianState {
+    fn encode(&self) -> Vec<u8> {
+        let state = self;
+        let mut bytes = vec![STATE_VERSION];
+        bytes.extend_from_slice(&state.board.checkers[0]);
+        bytes.extend_from_slice(&state.board.checkers[1]);
+        bytes.push(match state.mode {
+            Mode::LastLanding => 0,
+            Mode::Strict => 1,
+        });
+        bytes.push(match state.hit_bearoff {
+            HitBearoff::Always => 0,
+            HitBearoff::OnlyIfForced => 1,
+        });
+        bytes
+    }
+
+    fn decode(bytes: &[u8]) -> Result<CaucasianState, VariantError> {
+        let [STATE_VERSION, board @ .., mode, hit_bearoff] = bytes else {
+            return Err(VariantError::InvalidInput(
+                "not a Caucasian game state".into(),
+            ));
+        };
+        let mut standard = vec![1u8];
+        standard.extend_from_slice(board);
+        let StandardState { board } = Standard.decode_state(&standard)?;
+        Ok(CaucasianState {
+            board,
+            mode: if *mode == 1 {
+                Mode::Strict
+            } else {
+                Mode::LastLanding
+            },
+            hit_bearoff: if *hit_bearoff == 1 {
+                HitBearoff::OnlyIfForced
+            } else {
+                HitBearoff::Always
+            },
+        })
     }
 }
 

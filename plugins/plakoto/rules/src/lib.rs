@@ -27,8 +27,8 @@
 use bg_variant_api::engine::{Board, CHECKERS, Dice, LegalPlay, Move, OFF, Play, Seat};
 use bg_variant_api::search::{self, Steps};
 use bg_variant_api::{
-    Capabilities, Opening, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
-    VariantInfo, check_option_names, option_value,
+    Capabilities, Opening, OptionSpec, Options, Outcome, Setup, StateCodec, Transition, Variant,
+    VariantError, VariantInfo, check_option_names, option_value,
 };
 
 /// The variant.
@@ -376,46 +376,6 @@ impl Variant for Plakoto {
         Ok(setup(*board, read_options(options)?))
     }
 
-    fn encode_state(&self, state: &PlakotoState) -> Vec<u8> {
-        let mut bytes = vec![STATE_VERSION];
-        bytes.extend_from_slice(&state.board.checkers[0]);
-        bytes.extend_from_slice(&state.board.checkers[1]);
-        bytes.extend_from_slice(&state.board.pinned[0].to_le_bytes());
-        bytes.extend_from_slice(&state.board.pinned[1].to_le_bytes());
-        let r = state.rules;
-        bytes.push(
-            u8::from(r.mother_immediate)
-                | u8::from(r.mother_exception) << 1
-                | u8::from(r.bearoff_with_pinned) << 2
-                | u8::from(r.cube) << 3
-                | u8::from(r.throw_again) << 4,
-        );
-        bytes
-    }
-
-    fn decode_state(&self, bytes: &[u8]) -> Result<PlakotoState, VariantError> {
-        if bytes.len() != 62 || bytes[0] != STATE_VERSION {
-            return Err(VariantError::InvalidInput(
-                "not a Plakoto game state".into(),
-            ));
-        }
-        let mut board = Board::EMPTY;
-        board.checkers[0].copy_from_slice(&bytes[1..27]);
-        board.checkers[1].copy_from_slice(&bytes[27..53]);
-        board.pinned[0] = u32::from_le_bytes(bytes[53..57].try_into().expect("4 bytes"));
-        board.pinned[1] = u32::from_le_bytes(bytes[57..61].try_into().expect("4 bytes"));
-        check_board(&board)?;
-        let flags = bytes[61];
-        let rules = Rules {
-            mother_immediate: flags & 1 != 0,
-            mother_exception: flags & 2 != 0,
-            bearoff_with_pinned: flags & 4 != 0,
-            cube: flags & 8 != 0,
-            throw_again: flags & 16 != 0,
-        };
-        Ok(PlakotoState { board, rules })
-    }
-
     fn board(&self, state: &PlakotoState) -> Board {
         state.board
     }
@@ -463,6 +423,49 @@ impl Variant for Plakoto {
             level,
             if level == 2 { "double" } else { "single" },
         )
+    }
+}
+
+impl StateCodec for PlakotoState {
+    fn encode(&self) -> Vec<u8> {
+        let state = self;
+        let mut bytes = vec![STATE_VERSION];
+        bytes.extend_from_slice(&state.board.checkers[0]);
+        bytes.extend_from_slice(&state.board.checkers[1]);
+        bytes.extend_from_slice(&state.board.pinned[0].to_le_bytes());
+        bytes.extend_from_slice(&state.board.pinned[1].to_le_bytes());
+        let r = state.rules;
+        bytes.push(
+            u8::from(r.mother_immediate)
+                | u8::from(r.mother_exception) << 1
+                | u8::from(r.bearoff_with_pinned) << 2
+                | u8::from(r.cube) << 3
+                | u8::from(r.throw_again) << 4,
+        );
+        bytes
+    }
+
+    fn decode(bytes: &[u8]) -> Result<PlakotoState, VariantError> {
+        if bytes.len() != 62 || bytes[0] != STATE_VERSION {
+            return Err(VariantError::InvalidInput(
+                "not a Plakoto game state".into(),
+            ));
+        }
+        let mut board = Board::EMPTY;
+        board.checkers[0].copy_from_slice(&bytes[1..27]);
+        board.checkers[1].copy_from_slice(&bytes[27..53]);
+        board.pinned[0] = u32::from_le_bytes(bytes[53..57].try_into().expect("4 bytes"));
+        board.pinned[1] = u32::from_le_bytes(bytes[57..61].try_into().expect("4 bytes"));
+        check_board(&board)?;
+        let flags = bytes[61];
+        let rules = Rules {
+            mother_immediate: flags & 1 != 0,
+            mother_exception: flags & 2 != 0,
+            bearoff_with_pinned: flags & 4 != 0,
+            cube: flags & 8 != 0,
+            throw_again: flags & 16 != 0,
+        };
+        Ok(PlakotoState { board, rules })
     }
 }
 

@@ -19,8 +19,8 @@ pub use win_type::WinType;
 
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::{
-    Capabilities, Opening, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
-    VariantInfo, check_option_names, option_value, search,
+    Capabilities, Opening, OptionSpec, Options, Outcome, Setup, StateCodec, Transition, Variant,
+    VariantError, VariantInfo, check_option_names, option_value, search,
 };
 
 use rules::StandardSteps;
@@ -88,33 +88,6 @@ impl Variant for Standard {
         Ok(setup(*board))
     }
 
-    fn encode_state(&self, state: &StandardState) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(53);
-        bytes.push(STATE_VERSION);
-        bytes.extend_from_slice(&state.board.checkers[0]);
-        bytes.extend_from_slice(&state.board.checkers[1]);
-        bytes
-    }
-
-    fn decode_state(&self, bytes: &[u8]) -> Result<StandardState, VariantError> {
-        let [STATE_VERSION, rest @ ..] = bytes else {
-            return Err(VariantError::InvalidInput(
-                "not a standard game state (version byte)".into(),
-            ));
-        };
-        if rest.len() != 52 {
-            return Err(VariantError::InvalidInput(format!(
-                "a standard game state is 53 bytes, not {}",
-                bytes.len()
-            )));
-        }
-        let mut board = Board::EMPTY;
-        board.checkers[0].copy_from_slice(&rest[..26]);
-        board.checkers[1].copy_from_slice(&rest[26..]);
-        check_board(&board)?;
-        Ok(StandardState { board })
-    }
-
     fn board(&self, state: &StandardState) -> Board {
         state.board
     }
@@ -155,6 +128,36 @@ impl Variant for Standard {
 
     fn concede(&self, state: &StandardState, loser: Seat) -> Outcome {
         win(loser.other(), WinType::of_loser(&state.board, loser))
+    }
+}
+
+impl StateCodec for StandardState {
+    fn encode(&self) -> Vec<u8> {
+        let state = self;
+        let mut bytes = Vec::with_capacity(53);
+        bytes.push(STATE_VERSION);
+        bytes.extend_from_slice(&state.board.checkers[0]);
+        bytes.extend_from_slice(&state.board.checkers[1]);
+        bytes
+    }
+
+    fn decode(bytes: &[u8]) -> Result<StandardState, VariantError> {
+        let [STATE_VERSION, rest @ ..] = bytes else {
+            return Err(VariantError::InvalidInput(
+                "not a standard game state (version byte)".into(),
+            ));
+        };
+        if rest.len() != 52 {
+            return Err(VariantError::InvalidInput(format!(
+                "a standard game state is 53 bytes, not {}",
+                bytes.len()
+            )));
+        }
+        let mut board = Board::EMPTY;
+        board.checkers[0].copy_from_slice(&rest[..26]);
+        board.checkers[1].copy_from_slice(&rest[26..]);
+        check_board(&board)?;
+        Ok(StandardState { board })
     }
 }
 

@@ -28,7 +28,7 @@ pub mod view;
 use bg_variant_api::engine::{Board, CHECKERS, Dice, LegalPlay, Move, OFF, Play, Seat};
 use bg_variant_api::{
     Capabilities, Decision, FirstMove, Opening, OptionSpec, Options, Outcome, ScoreEvent,
-    Scoreboard, SeatTally, Setup, Transition, Variant, VariantError, VariantInfo,
+    Scoreboard, SeatTally, Setup, StateCodec, Transition, Variant, VariantError, VariantInfo,
     check_option_names, option_value,
 };
 use serde::{Deserialize, Serialize};
@@ -364,24 +364,6 @@ impl Variant for TricTrac {
         Ok(setup(read_options(options, *board)?))
     }
 
-    fn encode_state(&self, state: &TricTracState) -> Vec<u8> {
-        let mut bytes = vec![STATE_VERSION];
-        // Serialising plain data to a Vec cannot fail.
-        bytes.extend(serde_json::to_vec(state).unwrap_or_default());
-        bytes
-    }
-
-    fn decode_state(&self, bytes: &[u8]) -> Result<TricTracState, VariantError> {
-        let bad =
-            |why: String| VariantError::InvalidInput(format!("not a tric-trac game state: {why}"));
-        let Some((&STATE_VERSION, json)) = bytes.split_first() else {
-            return Err(bad("unknown state version".into()));
-        };
-        let state: TricTracState = serde_json::from_slice(json).map_err(|e| bad(e.to_string()))?;
-        state.board.validate().map_err(|e| bad(e.to_string()))?;
-        Ok(state)
-    }
-
     fn board(&self, state: &TricTracState) -> Board {
         state.board
     }
@@ -507,6 +489,27 @@ impl Variant for TricTrac {
             round: state.round,
             last_roll: state.last_roll.clone(),
         })
+    }
+}
+
+impl StateCodec for TricTracState {
+    fn encode(&self) -> Vec<u8> {
+        let state = self;
+        let mut bytes = vec![STATE_VERSION];
+        // Serialising plain data to a Vec cannot fail.
+        bytes.extend(serde_json::to_vec(state).unwrap_or_default());
+        bytes
+    }
+
+    fn decode(bytes: &[u8]) -> Result<TricTracState, VariantError> {
+        let bad =
+            |why: String| VariantError::InvalidInput(format!("not a tric-trac game state: {why}"));
+        let Some((&STATE_VERSION, json)) = bytes.split_first() else {
+            return Err(bad("unknown state version".into()));
+        };
+        let state: TricTracState = serde_json::from_slice(json).map_err(|e| bad(e.to_string()))?;
+        state.board.validate().map_err(|e| bad(e.to_string()))?;
+        Ok(state)
     }
 }
 

@@ -11,8 +11,8 @@
 use bg_standard_rules::{Standard, StandardState};
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::{
-    Capabilities, OptionSpec, Options, Outcome, Setup, Transition, Variant, VariantError,
-    VariantInfo, option_value,
+    Capabilities, OptionSpec, Options, Outcome, Setup, StateCodec, Transition, Variant,
+    VariantError, VariantInfo, option_value,
 };
 
 #[derive(Default)]
@@ -73,28 +73,6 @@ impl Variant for Faulty {
             opening: setup.opening,
             cube: setup.cube,
             first_move: setup.first_move,
-        })
-    }
-
-    fn encode_state(&self, state: &FaultyState) -> Vec<u8> {
-        let mut bytes = Standard.encode_state(&state.inner);
-        bytes.push(state.fault as u8);
-        bytes
-    }
-
-    fn decode_state(&self, bytes: &[u8]) -> Result<FaultyState, VariantError> {
-        let (&fault, inner) = bytes
-            .split_last()
-            .ok_or_else(|| VariantError::InvalidInput("empty state".into()))?;
-        let fault = match fault {
-            1 => Fault::Panic,
-            2 => Fault::ExtraChecker,
-            3 => Fault::AcceptAnything,
-            _ => Fault::None,
-        };
-        Ok(FaultyState {
-            inner: Standard.decode_state(inner)?,
-            fault,
         })
     }
 
@@ -160,6 +138,31 @@ impl Variant for Faulty {
 
     fn concede(&self, state: &FaultyState, loser: Seat) -> Outcome {
         Standard.concede(&state.inner, loser)
+    }
+}
+
+impl StateCodec for FaultyState {
+    fn encode(&self) -> Vec<u8> {
+        let state = self;
+        let mut bytes = Standard.encode_state(&state.inner);
+        bytes.push(state.fault as u8);
+        bytes
+    }
+
+    fn decode(bytes: &[u8]) -> Result<FaultyState, VariantError> {
+        let (&fault, inner) = bytes
+            .split_last()
+            .ok_or_else(|| VariantError::InvalidInput("empty state".into()))?;
+        let fault = match fault {
+            1 => Fault::Panic,
+            2 => Fault::ExtraChecker,
+            3 => Fault::AcceptAnything,
+            _ => Fault::None,
+        };
+        Ok(FaultyState {
+            inner: Standard.decode_state(inner)?,
+            fault,
+        })
     }
 }
 

@@ -40,14 +40,6 @@ impl Variant for Nackgammon {
         Standard.new_game(&nack)
     }
 
-    fn encode_state(&self, state: &StandardState) -> Vec<u8> {
-        Standard.encode_state(state)
-    }
-
-    fn decode_state(&self, bytes: &[u8]) -> Result<StandardState, VariantError> {
-        Standard.decode_state(bytes)
-    }
-
     fn board(&self, state: &StandardState) -> Board {
         Standard.board(state)
     }
