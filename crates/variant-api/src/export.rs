@@ -391,16 +391,19 @@ pub mod private {
 
     use crate::VariantError;
 
-    /// The format byte of [`serde_state!`](crate::serde_state)'s bytes.
-    const JSON_STATE: u8 = b'{';
+    /// The format byte [`serde_state!`](crate::serde_state)'s bytes
+    /// begin with, before the JSON.
+    const JSON_STATE: u8 = b'J';
 
     /// A serde state as [`serde_state!`](crate::serde_state) stores it.
     pub fn encode_json<T: serde::Serialize>(state: &T) -> Vec<u8> {
+        let mut bytes = vec![JSON_STATE];
         // A state serde cannot write (a map with keys that are not
         // strings) is the variant's bug: the panic is caught at the
         // boundary and reported as a fault of the plugin.
-        serde_json::to_vec(state)
-            .unwrap_or_else(|e| panic!("the state cannot be written as JSON: {e}"))
+        serde_json::to_writer(&mut bytes, state)
+            .unwrap_or_else(|e| panic!("the state cannot be written as JSON: {e}"));
+        bytes
     }
 
     /// Bytes [`encode_json`] wrote, read back; anything else refused.
@@ -408,11 +411,11 @@ pub mod private {
         bytes: &[u8],
         name: &str,
     ) -> Result<T, VariantError> {
-        match bytes.first() {
-            Some(&JSON_STATE) => serde_json::from_slice(bytes)
+        match bytes.split_first() {
+            Some((&JSON_STATE, json)) => serde_json::from_slice(json)
                 .map_err(|e| VariantError::InvalidInput(format!("not a {name}: {e}"))),
             _ => Err(VariantError::InvalidInput(format!(
-                "not a {name}: not a JSON object"
+                "not a {name}: no JSON state format byte"
             ))),
         }
     }

@@ -421,7 +421,19 @@ mod tests {
         let board = Board::standard_start();
         let bytes = OnePlay::default().encode_state(&board);
         assert_eq!(OnePlay::default().decode_state(&bytes).unwrap(), board);
-        for damaged in [&bytes[..bytes.len() / 2], &[][..], &[1, 2, 3][..], b"{}"] {
+        // A tuple state (JSON that is no object) reads back too.
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        struct Pair(u8, u8);
+        crate::serde_state!(Pair);
+        assert_eq!(Pair::decode(&Pair(1, 2).encode()).unwrap(), Pair(1, 2));
+        let unmarked = &bytes[1..];
+        for damaged in [
+            &bytes[..bytes.len() / 2],
+            &[][..],
+            &[1, 2, 3][..],
+            b"J{}",
+            unmarked,
+        ] {
             assert!(matches!(
                 Board::decode(damaged),
                 Err(VariantError::InvalidInput(_))
