@@ -134,7 +134,7 @@ enum Command {
         seat: SeatArg,
         /// Your seat's seed for the verifiable dice (once a match, any
         /// text up to 256 bytes): the dice from this roll on depend on it
-        /// (README "Provably fair dice").
+        /// (docs/fair-dice.md).
         #[arg(long, value_name = "TEXT", default_value = "")]
         dice_seed: String,
     },
@@ -179,7 +179,8 @@ enum Command {
         decline: bool,
     },
     /// Answers a decision the variant asks of your seat, e.g. tric-trac's
-    /// `bgctl decide GAME --as white stay` (or `go`).
+    /// `bgctl decide GAME --as black stay` (or `go`), by the seat the
+    /// game shows deciding.
     Decide {
         /// The game id, or any start or end of it that is one game's in
         /// the tokens file.
@@ -303,8 +304,8 @@ enum Bench {
     /// a minute (`retries=` counts them). With --tokens, the seat tokens of
     /// the games played are saved there.
     Load {
-        /// Games played at once (one worker each). Every figure in the
-        /// README is at the default: with fewer, the server waits for its
+        /// Games played at once (one worker each). Every figure in
+        /// docs/benchmarks.md is at the default: with fewer, the server waits for its
         /// callers and the ratio says more of the round trip than of it.
         #[arg(long, default_value_t = 64)]
         concurrency: usize,

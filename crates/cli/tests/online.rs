@@ -386,7 +386,7 @@ fn other(seat: &str) -> &'static str {
     if seat == "white" { "black" } else { "white" }
 }
 
-/// The README's walk-through, whatever the dice: the opening throw decides
+/// The README's short game (and docs/bgctl.md's walk-through), whatever the dice: the opening throw decides
 /// who starts, `to act:` and the legal plays say what to do, a game is
 /// named by the end of its id, the cube and a resignation are told in
 /// players' words, and a Roll finding the dice thrown says so.

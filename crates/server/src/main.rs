@@ -85,7 +85,7 @@ struct Cli {
     #[arg(long, env = "BACKGAMMON_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
     /// Serve Prometheus metrics on http://ADDR/metrics (off by default);
-    /// the README lists them.
+    /// docs/operating.md lists them.
     #[arg(long, env = "BACKGAMMON_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
     /// Serve gRPC over TLS with this certificate chain (PEM, leaf first);

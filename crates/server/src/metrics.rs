@@ -4,7 +4,7 @@
 //! Recording goes through the `metrics` facade: nothing is kept until
 //! `backgammond --metrics-listen ADDR` installs the Prometheus exporter
 //! (`metrics-exporter-prometheus`), which serves the text format on
-//! `http://ADDR/metrics`. The README lists every metric.
+//! `http://ADDR/metrics`. docs/operating.md lists every metric.
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! Provably fair dice (README "Provably fair dice") through a real server
+//! Provably fair dice (docs/fair-dice.md) through a real server
 //! process: the commitment published at NewGame, the seats' seeds, every
 //! die derived from them, the seed kept secret until the match is over
 //! and revealed then, and the refusals of seeds that cannot apply.

@@ -525,7 +525,7 @@ async fn the_same_request_id_from_the_other_seat_is_another_request() {
     assert_eq!(again, first);
 }
 
-/// Issue 34: metadata is limited by HTTP/2 itself (16 KiB, as the README
+/// Issue 34: metadata is limited by HTTP/2 itself (16 KiB, as docs/operating.md
 /// says): a call with more is refused before the service sees it, the
 /// server goes on, and a call with less is served.
 #[tokio::test]

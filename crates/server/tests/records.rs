@@ -208,7 +208,7 @@ fn import(gnubg: &Gnubg, text: &str, format: pb::RecordFormat) -> (Vec<GameRead>
     let script = r#"
 import os
 # The matches here play money without the Jacoby rule; a .mat file cannot
-# say so and gnubg's default is on (the README tells users the same).
+# say so and gnubg's default is on (docs/records.md tells users the same).
 gnubg.command('set jacoby off')
 gnubg.command(os.environ['IMPORT'] + ' ' + os.environ['MATFILE'])
 m = gnubg.match(0, 0, 0, 0)

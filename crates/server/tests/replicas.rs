@@ -624,7 +624,7 @@ async fn a_replica_without_the_shared_key_refuses_to_start() {
 
 /// Each action acknowledged by one replica reaches a watcher of another by
 /// its notice (the periodic reading is off here): it fails if notices do
-/// not arrive. The delays are printed, as figures only (the README's come
+/// not arrive. The delays are printed, as figures only (docs/benchmarks.md's come
 /// from `bgctl bench watch`).
 #[tokio::test(flavor = "multi_thread")]
 async fn updates_reach_a_watcher_of_another_replica_promptly() {

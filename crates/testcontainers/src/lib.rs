@@ -31,7 +31,7 @@
 //!
 //! # The image
 //!
-//! By default the image is `backgammond:latest`, the name the README's
+//! By default the image is `backgammond:latest`, the name docs/operating.md's
 //! `docker build -t backgammond .` gives it. Set `BACKGAMMON_IMAGE` (for
 //! instance `registry.example/backgammond:1.2.0`) to test another one, or
 //! call [`BackgammonServer::with_image`].

@@ -133,7 +133,7 @@ mod tests {
         [t(white), t(black)]
     }
 
-    /// T22 (Lelasseux §146): A 4, B 4, A scored first; A gains 16: one
+    /// TT22 (Lelasseux §146): A 4, B 4, A scored first; A gains 16: one
     /// single hole, 8 left.
     #[test]
     fn tt22_a_gain_after_the_opponent_scored_makes_a_single_hole() {
@@ -142,7 +142,7 @@ mod tests {
         assert_eq!((t[0].points, t[1].points), (8, 0));
     }
 
-    /// T22 (Lelasseux §147): A 8 single, B 8 in bredouille; A gains 18:
+    /// TT22 (Lelasseux §147): A 8 single, B 8 in bredouille; A gains 18:
     /// a single hole, then a double one, 2 left: 3 holes.
     #[test]
     fn tt22_further_dozens_of_one_gain_count_double() {
@@ -153,7 +153,7 @@ mod tests {
         assert_eq!(mark(&mut t, Seat::White, 40), 7);
     }
 
-    /// T22 (Lelasseux §144): the second scorer can win bredouille: A
+    /// TT22 (Lelasseux §144): the second scorer can win bredouille: A
     /// scores, B scores 4 then 8: two holes.
     #[test]
     fn tt22_the_second_scorer_wins_bredouille() {

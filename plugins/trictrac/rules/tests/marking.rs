@@ -37,7 +37,7 @@ fn points(t: &Transition<TricTracState>, seat: Seat) -> u32 {
 /// hole (wiping the opponent's 10) before the opponent marks his false
 /// hits, from zero.
 fn both_on_ten() -> (TricTracState, Dice) {
-    // T2's position: black's 6-6 hits three checkers truly (14) and three
+    // TT2's position: black's 6-6 hits three checkers truly (14) and three
     // falsely (18 for white).
     let b = board(
         &[

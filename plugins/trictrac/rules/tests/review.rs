@@ -1,4 +1,4 @@
-//! Review tests: rules the worked examples (T1..T22) do not exercise.
+//! Review tests: rules the worked examples (TT1..TT22) do not exercise.
 //! Each test names its rule and cites its source (the spec
 //! /work/shared/rules/trictrac.md §, docs/trictrac.md §, Laws2013 art.,
 //! Lelasseux §).
@@ -512,7 +512,7 @@ fn state(b: &Board, opts: &[(&str, &str)]) -> TricTracState {
         .state
 }
 
-/// T1/T2's position, where B's 6-6 gives B 14 and W 18.
+/// TT1/TT2's position, where B's 6-6 gives B 14 and W 18.
 fn t2_board() -> Board {
     let mut white: Vec<(u8, u8)> = (2..=8).map(|f| (f, 1)).collect();
     white.extend((9..=12).map(|f| (f, 2)));
@@ -567,7 +567,7 @@ fn go_voids_the_gift_and_resets() {
 }
 
 /// Spec §4 / Laws2013 art. XVI: a hole won from the opponent's roll gives
-/// no choice. W 10, B 0; B's 6-6 on T2: B's 14 make his holes first (W's
+/// no choice. W 10, B 0; B's 6-6 on TT2: B's 14 make his holes first (W's
 /// 10 wiped), then W's gift of 18 from 0 makes 2 holes: no decision.
 #[test]
 fn hole_from_the_opponents_roll_must_stay() {

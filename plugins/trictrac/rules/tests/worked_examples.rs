@@ -1,4 +1,4 @@
-//! The worked examples of docs/trictrac.md §6 (T1..T22, T9b, T15b and the
+//! The worked examples of docs/trictrac.md §6 (TT1..TT22, TT9b, TT15b and the
 //! two exits), each as a position, a roll and the exact points of both
 //! players, with the jans that make them.
 //!
@@ -23,9 +23,9 @@ fn tally(points: u32, bredouille: bool) -> SeatTally {
     }
 }
 
-// ---------------------------------------------------------------- T1, T2
+// ---------------------------------------------------------------- TT1, TT2
 
-/// T1/T2's position: W 2..8, 9–12 ×2. B 13×2, 14×2, 16×2, 17×2, 18, 24×6.
+/// TT1/TT2's position: W 2..8, 9–12 ×2. B 13×2, 14×2, 16×2, 17×2, 18, 24×6.
 fn t1_board() -> Board {
     let mut white = each(2, 8, 1);
     white.extend(each(9, 12, 2));
@@ -35,7 +35,7 @@ fn t1_board() -> Board {
     )
 }
 
-/// T1 (Lelasseux §132): B 6-3 hits W4 (9 from 13, the rest on the single
+/// TT1 (Lelasseux §132): B 6-3 hits W4 (9 from 13, the rest on the single
 /// W7 passable) and W5 (9 from 14 via the single W8), 4 each; W7 and W8
 /// two ways each, 2 + 2 each: B +16.
 #[test]
@@ -53,7 +53,7 @@ fn tt1_b_6_3_hits_four_checkers_two_through_a_passable_rest() {
     );
 }
 
-/// T2 (Lelasseux §138): B 6-6: true hits on W2 (12 via the single W8), 6;
+/// TT2 (Lelasseux §138): B 6-6: true hits on W2 (12 via the single W8), 6;
 /// W7, 4; W8, 4 (B +14); false hits on W4, W5, W6 through the W points
 /// 10, 11, 12, 6 each (W +18).
 #[test]
@@ -72,9 +72,9 @@ fn tt2_b_6_6_hits_three_truly_and_three_falsely() {
     );
 }
 
-// -------------------------------------------------------------------- T3
+// -------------------------------------------------------------------- TT3
 
-/// T3 (Lelasseux §197): W 6-6, no 6 playable: the grand jan kept by
+/// TT3 (Lelasseux §197): W 6-6, no 6 playable: the grand jan kept by
 /// impotence, 6, and a true hit on the lone B talon checker via the empty
 /// 18, 6 (W +12); false hits on 19 and 20, 6 + 6, and two unplayable
 /// numbers, 2 + 2 (B +16).
@@ -116,9 +116,9 @@ fn tt3_w_6_6_keeps_the_grand_jan_by_impotence_with_one_true_and_two_false_hits()
     );
 }
 
-// -------------------------------------------------------------------- T4
+// -------------------------------------------------------------------- TT4
 
-/// T4 (Lelasseux §193): W 6-6, the only legal play is 9→(15)→21, which
+/// TT4 (Lelasseux §193): W 6-6, the only legal play is 9→(15)→21, which
 /// breaks the grand jan: no keep. W 0, B +6 (false hit on B20 via the
 /// blocked 14).
 #[test]
@@ -166,11 +166,11 @@ fn tt4_w_6_6_only_play_breaks_the_grand_jan_so_no_keep_and_a_false_hit() {
     assert_eq!(legal[0].result, after);
 }
 
-// -------------------------------------------------------------------- T5
+// -------------------------------------------------------------------- TT5
 
 const T5_BLACK: [(u8, u8); 4] = [(24, 11), (23, 1), (22, 2), (21, 1)];
 
-/// T5 (Lepeintre ch. II): W 1×13, 8, 10; 4-3 brings 8 to the own corner
+/// TT5 (Lepeintre ch. II): W 1×13, 8, 10; 4-3 brings 8 to the own corner
 /// and 10 to the opponent's: jan de deux tables, W +4.
 #[test]
 fn tt5_w_4_3_makes_the_jan_de_deux_tables() {
@@ -178,14 +178,14 @@ fn tt5_w_4_3_makes_the_jan_de_deux_tables() {
     check(&roll(&b, W, 4, 3), W, 4, 0, &[(W, "two_tables", 1, 4)]);
 }
 
-/// T5: the same position with 5-2 (10→12, 8→13): W +4.
+/// TT5: the same position with 5-2 (10→12, 8→13): W +4.
 #[test]
 fn tt5_w_5_2_also_makes_the_jan_de_deux_tables() {
     let b = board(&[(1, 13), (8, 1), (10, 1)], &T5_BLACK);
     check(&roll(&b, W, 5, 2), W, 4, 0, &[(W, "two_tables", 1, 4)]);
 }
 
-/// T5: with W on 9 and 10, 3-3 makes the jan de deux tables on a
+/// TT5: with W on 9 and 10, 3-3 makes the jan de deux tables on a
 /// doublet: W +6.
 #[test]
 fn tt5_w_3_3_from_9_and_10_makes_the_jan_de_deux_tables_for_6() {
@@ -193,7 +193,7 @@ fn tt5_w_3_3_from_9_and_10_makes_the_jan_de_deux_tables_for_6() {
     check(&roll(&b, W, 3, 3), W, 6, 0, &[(W, "two_tables", 1, 6)]);
 }
 
-/// T5: if B holds his corner (13×2), 4-3 is the contre-jan: B +4.
+/// TT5: if B holds his corner (13×2), 4-3 is the contre-jan: B +4.
 /// B's two corner checkers are taken from his talon (24×9): no lone B
 /// checker is added or removed, so no hit changes.
 #[test]
@@ -211,9 +211,9 @@ fn tt5_w_4_3_with_b_holding_his_corner_is_the_contre_jan_for_b() {
     );
 }
 
-// -------------------------------------------------------------------- T6
+// -------------------------------------------------------------------- TT6
 
-/// T6 (Lepeintre ch. II): W 5-1 hits B17 by 5 from the corner, 2, and
+/// TT6 (Lepeintre ch. II): W 5-1 hits B17 by 5 from the corner, 2, and
 /// B18 by 6 through the empty B corner, 2; no corner hit (the 1 would
 /// need a third corner checker): W +4.
 #[test]
@@ -231,9 +231,9 @@ fn tt6_w_5_1_hits_from_the_corner_once_through_the_empty_opponent_corner() {
     );
 }
 
-// -------------------------------------------------------------------- T7
+// -------------------------------------------------------------------- TT7
 
-/// T7 (Lepeintre ch. II): W 4-3 hits B16 by 4, 2, and B19 by 7, 4: W +6
+/// TT7 (Lepeintre ch. II): W 4-3 hits B16 by 4, 2, and B19 by 7, 4: W +6
 /// (the printed "8 points" is a slip; the text's total of 14 needs 6).
 #[test]
 fn tt7_w_4_3_hits_for_six() {
@@ -262,7 +262,7 @@ fn tt7_w_4_3_hits_for_six() {
     );
 }
 
-/// T7: W had 8 points in bredouille; +6 makes 14: 2 holes and 2 points.
+/// TT7: W had 8 points in bredouille; +6 makes 14: 2 holes and 2 points.
 #[test]
 fn tt7_eight_in_bredouille_plus_six_is_two_holes_and_two_points() {
     let mut t = [tally(8, true), tally(0, false)];
@@ -271,9 +271,9 @@ fn tt7_eight_in_bredouille_plus_six_is_two_holes_and_two_points() {
     assert_eq!(t[1].points, 0);
 }
 
-// -------------------------------------------------------------------- T8
+// -------------------------------------------------------------------- TT8
 
-/// T8 (Lepeintre ch. II): W 6-5 hits B17 by 5, 2; B18 by 6 and by 11
+/// TT8 (Lepeintre ch. II): W 6-5 hits B17 by 5, 2; B18 by 6 and by 11
 /// from W7, 2 + 2; B16 by 11 from W5, 2; B23 by 11 from the corner, 4;
 /// B19 by 11 from W8, 4; and hits the corner (7+6 / 8+5), 4: W +20.
 #[test]
@@ -305,7 +305,7 @@ fn tt8_w_6_5_hits_six_ways_and_the_corner_for_twenty() {
     );
 }
 
-/// T8: W had 2 points in bredouille; +20 makes 22: 2 holes and 10 points.
+/// TT8: W had 2 points in bredouille; +20 makes 22: 2 holes and 10 points.
 #[test]
 fn tt8_two_in_bredouille_plus_twenty_is_two_holes_and_ten_points() {
     let mut t = [tally(2, true), tally(0, false)];
@@ -314,13 +314,13 @@ fn tt8_two_in_bredouille_plus_twenty_is_two_holes_and_ten_points() {
     assert_eq!(t[1].points, 0);
 }
 
-// --------------------------------------------------------------- T9, T9b
+// --------------------------------------------------------------- TT9, TT9b
 
 /// B is "far away": all 15 on his talon (White's field 24). No lone B
 /// checker to hit, and W's petit jan is untouched.
 const B_ON_TALON: [(u8, u8); 1] = [(24, 15)];
 
-/// T9 (Lelasseux fig. 8): the petit jan less one checker on f6.
+/// TT9 (Lelasseux fig. 8): the petit jan less one checker on f6.
 fn t9_board() -> Board {
     board(
         &[(1, 3), (2, 4), (3, 2), (4, 3), (5, 2), (6, 1)],
@@ -328,7 +328,7 @@ fn t9_board() -> Board {
     )
 }
 
-/// T9 (Lelasseux §55): 5-4 fills the petit jan two ways (5 from the
+/// TT9 (Lelasseux §55): 5-4 fills the petit jan two ways (5 from the
 /// talon, 4 from f2): 8.
 #[test]
 fn tt9_w_5_4_fills_the_petit_jan_two_ways() {
@@ -341,7 +341,7 @@ fn tt9_w_5_4_fills_the_petit_jan_two_ways() {
     );
 }
 
-/// T9 (Lelasseux §56): 4-1 fills two ways, the 4 from f2 and the 5 from
+/// TT9 (Lelasseux §56): 4-1 fills two ways, the 4 from f2 and the 5 from
 /// the talon; the 1 from f5 is a revirade, no way: 8.
 #[test]
 fn tt9_w_4_1_fills_the_petit_jan_two_ways_not_counting_the_revirade() {
@@ -354,7 +354,7 @@ fn tt9_w_4_1_fills_the_petit_jan_two_ways_not_counting_the_revirade() {
     );
 }
 
-/// T9: 2-2 fills two ways (2 from f4, 4 from f2), 6 each: 12.
+/// TT9: 2-2 fills two ways (2 from f4, 4 from f2), 6 each: 12.
 #[test]
 fn tt9_w_2_2_fills_the_petit_jan_two_ways_on_a_doublet() {
     check(
@@ -366,13 +366,13 @@ fn tt9_w_2_2_fills_the_petit_jan_two_ways_on_a_doublet() {
     );
 }
 
-/// T9: 6-1 cannot fill (the 1 from f5 breaks f5): 0.
+/// TT9: 6-1 cannot fill (the 1 from f5 breaks f5): 0.
 #[test]
 fn tt9_w_6_1_does_not_fill_the_petit_jan() {
     check(&roll(&t9_board(), W, 6, 1), W, 0, 0, &[]);
 }
 
-/// T9b (Lelasseux §56): one f2 checker moved to f5; 4-1 now fills three
+/// TT9b (Lelasseux §56): one f2 checker moved to f5; 4-1 now fills three
 /// ways (4 from f2, 1 from f5, 5 from the talon): 12.
 #[test]
 fn tt9b_w_4_1_fills_the_petit_jan_three_ways_with_a_surplus_on_f5() {
@@ -389,9 +389,9 @@ fn tt9b_w_4_1_fills_the_petit_jan_three_ways_with_a_surplus_on_f5() {
     );
 }
 
-// ------------------------------------------------------------------- T10
+// ------------------------------------------------------------------- TT10
 
-/// T10 (Lelasseux fig. 12): the grand jan less one checker on f11; B
+/// TT10 (Lelasseux fig. 12): the grand jan less one checker on f11; B
 /// holds his corner.
 fn t10_white() -> Vec<(u8, u8)> {
     vec![
@@ -410,7 +410,7 @@ fn t10_board() -> Board {
     board(&t10_white(), &[(13, 2), (24, 13)])
 }
 
-/// T10 (Lelasseux §72–73): the fill of the grand jan by each roll, ways
+/// TT10 (Lelasseux §72–73): the fill of the grand jan by each roll, ways
 /// counted by number: 4-2 three ways (12), 6-4 / 6-1 / 5-2 two (8), 3-2 /
 /// 2-1 one (4), 3-1 one by the sum only (4).
 #[test]
@@ -492,7 +492,7 @@ fn tt10_w_3_1_fills_the_grand_jan_by_the_sum_only() {
     );
 }
 
-/// T10 with B's corner empty (his two corner checkers back on his talon,
+/// TT10 with B's corner empty (his two corner checkers back on his talon,
 /// 24×15: no lone B checker either way): 4-2 fills three ways and hits
 /// the corner (9 + 4, 11 + 2): 16.
 #[test]
@@ -507,9 +507,9 @@ fn tt10_w_4_2_with_b_corner_empty_also_hits_the_corner() {
     );
 }
 
-// ------------------------------------------------------------------- T11
+// ------------------------------------------------------------------- TT11
 
-/// T11 (Lelasseux §54): W 1×3, 2×3, 3×3, 4×4, 5, 6: two half-fields
+/// TT11 (Lelasseux §54): W 1×3, 2×3, 3×3, 4×4, 5, 6: two half-fields
 /// missing, so any fill is one way only.
 fn t11_board() -> Board {
     board(
@@ -551,9 +551,9 @@ fn tt11_w_2_1_fills_two_half_fields_one_way() {
     );
 }
 
-// ------------------------------------------------------------------- T12
+// ------------------------------------------------------------------- TT12
 
-/// T12 (Lelasseux §45): W holds his corner with `corner` checkers, has
+/// TT12 (Lelasseux §45): W holds his corner with `corner` checkers, has
 /// `on9` on 9 and one on 7, the rest on his talon; B's corner empty (B on
 /// his talon, no lone checker).
 fn t12_board(corner: u8, on9: u8) -> Board {
@@ -616,9 +616,9 @@ fn tt12_w_1_1_with_three_in_the_corner_does_not_hit_the_corner() {
     check(&roll(&t12_board(3, 1), W, 1, 1), W, 0, 0, &[]);
 }
 
-// ------------------------------------------------------------------- T13
+// ------------------------------------------------------------------- TT13
 
-/// T13 (Lelasseux §126): W 1×13, 12×2, B 24×15: mézéas, 1-1 +6.
+/// TT13 (Lelasseux §126): W 1×13, 12×2, B 24×15: mézéas, 1-1 +6.
 #[test]
 fn tt13_w_1_1_makes_the_jan_de_mezeas_for_six() {
     let b = board(&[(1, 13), (12, 2)], &B_ON_TALON);
@@ -631,7 +631,7 @@ fn tt13_w_6_1_makes_the_jan_de_mezeas_for_four() {
     check(&roll(&b, W, 6, 1), W, 4, 0, &[(W, "mezeas", 1, 4)]);
 }
 
-/// T13 (Lelasseux §127): with B on 13×2 (from his talon, 24×13), 6-1 is
+/// TT13 (Lelasseux §127): with B on 13×2 (from his talon, 24×13), 6-1 is
 /// the contre-jan: B +4.
 #[test]
 fn tt13_w_6_1_with_b_holding_his_corner_is_the_contre_mezeas_for_b() {
@@ -639,9 +639,9 @@ fn tt13_w_6_1_with_b_holding_his_corner_is_the_contre_mezeas_for_b() {
     check(&roll(&b, W, 6, 1), W, 0, 4, &[(B, "contre_mezeas", 1, 4)]);
 }
 
-// ------------------------------------------------------------------- T14
+// ------------------------------------------------------------------- TT14
 
-/// T14 (Laws2013 XII): W 1×11, 2, 5, 6, 7 on his third roll; 3-2 brings
+/// TT14 (Laws2013 XII): W 1×11, 2, 5, 6, 7 on his third roll; 3-2 brings
 /// two talon checkers to the empty 3 and 4: jan de six tables, +4.
 #[test]
 fn tt14_w_3_2_on_the_third_roll_makes_the_jan_de_six_tables() {
@@ -657,9 +657,9 @@ fn tt14_w_3_2_on_the_fourth_roll_scores_nothing() {
     check(&events, W, 0, 0, &[]);
 }
 
-// ------------------------------------------------------------- T15, T15b
+// ------------------------------------------------------------- TT15, TT15b
 
-/// T15: W 1×15 against B 3×2, 5×2, 7×2: 4-2 cannot be played at all:
+/// TT15: W 1×15 against B 3×2, 5×2, 7×2: 4-2 cannot be played at all:
 /// B +4.
 #[test]
 fn tt15_w_4_2_cannot_play_anything_so_b_gains_four() {
@@ -673,7 +673,7 @@ fn tt15_w_4_2_cannot_play_anything_so_b_gains_four() {
     );
 }
 
-/// T15b (Traité, "Impuissance"): W 2-2, only 7→9 can be played: B +2.
+/// TT15b (Traité, "Impuissance"): W 2-2, only 7→9 can be played: B +2.
 #[test]
 fn tt15b_w_2_2_plays_only_one_move_so_b_gains_two() {
     let b = board(
@@ -692,7 +692,7 @@ fn tt15b_w_2_2_plays_only_one_move_so_b_gains_two() {
     assert_eq!(legal[0].play.to_string(), "18/16");
 }
 
-// ------------------------------------------------------------------- T16
+// ------------------------------------------------------------------- TT16
 
 fn t16_board() -> Board {
     let mut white = vec![(7, 5)];
@@ -702,7 +702,7 @@ fn t16_board() -> Board {
     board(&white, &black)
 }
 
-/// T16 (Lelasseux §76): 6-5, no 6 playable, the 5 (7→12) keeps the grand
+/// TT16 (Lelasseux §76): 6-5, no 6 playable, the 5 (7→12) keeps the grand
 /// jan: W +4, B +2.
 #[test]
 fn tt16_w_6_5_keeps_the_grand_jan_with_the_6_unplayable() {
@@ -715,7 +715,7 @@ fn tt16_w_6_5_keeps_the_grand_jan_with_the_6_unplayable() {
     );
 }
 
-/// T16: 6-6, nothing playable, the grand jan kept by impotence: W +6,
+/// TT16: 6-6, nothing playable, the grand jan kept by impotence: W +6,
 /// B +4.
 #[test]
 fn tt16_w_6_6_keeps_the_grand_jan_by_impotence_with_nothing_playable() {
@@ -728,7 +728,7 @@ fn tt16_w_6_6_keeps_the_grand_jan_by_impotence_with_nothing_playable() {
     );
 }
 
-// ------------------------------------------------------------------- T17
+// ------------------------------------------------------------------- TT17
 
 fn t17_board() -> Board {
     let mut black = vec![(13, 3)];
@@ -736,7 +736,7 @@ fn t17_board() -> Board {
     board(&[(7, 3), (8, 3), (9, 3), (10, 1), (11, 3), (12, 2)], &black)
 }
 
-/// T17 (Lelasseux §81): the small number fills the grand jan (7→10,
+/// TT17 (Lelasseux §81): the small number fills the grand jan (7→10,
 /// 8→10 or 9→10) one way, the 6 cannot be played: W +4, B +2; the same
 /// for 6-3, 6-2 and 6-1.
 #[test]
@@ -772,9 +772,9 @@ fn tt17_w_6_1_fills_with_the_1_and_the_6_is_unplayable() {
     );
 }
 
-// ------------------------------------------------------------------- T18
+// ------------------------------------------------------------------- TT18
 
-/// T18's position: W 19×4, 20–23 ×2, 24×3. B's checkers cannot be on his
+/// TT18's position: W 19×4, 20–23 ×2, 24×3. B's checkers cannot be on his
 /// talon (White's 24 is W's); they are far away in his own jan de retour
 /// (White's fields 1–5, 3 each), behind every W checker, so they block
 /// nothing and cannot be hit.
@@ -785,7 +785,7 @@ fn t18_board() -> Board {
     board(&white, &each(1, 5, 3))
 }
 
-/// T18 (Lelasseux §110): 6-6 bears off two from 19 and keeps the jan de
+/// TT18 (Lelasseux §110): 6-6 bears off two from 19 and keeps the jan de
 /// retour: +6.
 #[test]
 fn tt18_w_6_6_keeps_the_jan_de_retour_by_bearing_off_surplus() {
@@ -809,9 +809,9 @@ fn tt18_w_6_1_keeps_the_jan_de_retour_by_bearing_off_surplus() {
     );
 }
 
-// ------------------------------------------------------------------- T19
+// ------------------------------------------------------------------- TT19
 
-/// T19 (mmai `corner_by_effect_and_filled_corner`): W 1–6 ×2, 7×2, 8;
+/// TT19 (mmai `corner_by_effect_and_filled_corner`): W 1–6 ×2, 7×2, 8;
 /// 6-5. The corner by power (7, 8) is illegal as it can be taken by
 /// effect (6→12, 7→12), which breaks the petit jan; the only play is
 /// 8→(13)→19, keeping it: W +4.
@@ -840,9 +840,9 @@ fn tt19_w_6_5_must_keep_the_petit_jan_by_8_13_19_not_take_the_corner() {
     assert_eq!(legal[0].result, board(&after, &black));
 }
 
-// ------------------------------------------------------------------- T20
+// ------------------------------------------------------------------- TT20
 
-/// T20 (mmai `get_points`): W 3-6 hits B15 two ways (2 + 2), B18 two ways
+/// TT20 (mmai `get_points`): W 3-6 hits B15 two ways (2 + 2), B18 two ways
 /// (2 + 2) and B20 by 9 through the open 14 (the rest on 17 is blocked),
 /// 4: W +12, B 0.
 #[test]
@@ -876,9 +876,9 @@ fn tt20_w_3_6_hits_by_ways_and_truly_through_one_open_rest() {
     );
 }
 
-// ------------------------------------------------------------------- T21
+// ------------------------------------------------------------------- TT21
 
-/// T21: W 1×15, B 3, 4, 6, 24×12; 3-2 hits B3 by 2, B4 by 3, B6 by 5
+/// TT21: W 1×15, B 3, 4, 6, 24×12; 3-2 hits B3 by 2, B4 by 3, B6 by 5
 /// through the single on 3, 4 each (W +12); W cannot move (B +4).
 #[test]
 fn tt21_w_3_2_hits_three_from_the_talon_and_cannot_move() {
@@ -895,9 +895,9 @@ fn tt21_w_3_2_hits_three_from_the_talon_and_cannot_move() {
     );
 }
 
-// ------------------------------------------------------------------- T22
+// ------------------------------------------------------------------- TT22
 
-/// T22 (§4, through the public `tally::mark`): 4 and 4 (A first), +16 →
+/// TT22 (§4, through the public `tally::mark`): 4 and 4 (A first), +16 →
 /// 1 hole + 8; 8 single against 8 in bredouille, +18 → 3 holes + 2; the
 /// second scorer (4) then 8 → 2 holes; and from 0-0, +13 → 2 holes + 1.
 #[test]
