@@ -12,8 +12,8 @@
 //! message mapping stand together): a
 //! panic in the plugin, or an answer that breaks an invariant (a checker
 //! count that changed, a seat that is no seat, a play accepted that is
-//! not legal: checked by the plugin's own glue from ABI 1.1 on, by the
-//! host for plugins built before), becomes a `RulesError` of kind `VariantFault` for
+//! not legal: checked by the plugin's own glue when its descriptor has
+//! `FLAG_CHECKS_PLAYS`, by the host when it has not), becomes a `RulesError` of kind `VariantFault` for
 //! that call, and the host keeps working.
 //!
 //! This crate must never know a variant's rules, and never touch the

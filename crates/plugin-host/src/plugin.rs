@@ -366,10 +366,10 @@ impl Plugin {
         dice: Dice,
         play: &Play,
     ) -> Result<Transition, RulesError> {
-        // A plugin of ABI 1.1 on checks legality itself, once, in the glue
-        // it is built with (`bg_variant_api::apply_play`): no second
-        // search here. One built before does not: the host searches and
-        // checks its answer.
+        // A plugin with FLAG_CHECKS_PLAYS checks legality itself, once,
+        // in the glue it is built with (`bg_variant_api::apply_play`): no
+        // second search here. One without it does not: the host searches
+        // and checks its answer.
         let checks_itself = self.descriptor.flags & abi::FLAG_CHECKS_PLAYS != 0;
         let mut legal = Vec::new();
         if !checks_itself {

@@ -517,7 +517,7 @@ pub fn game(
 }
 
 /// Clears the fields not asked for from a game built whole: an answer
-/// recorded whole by an older server, an answer cut from the game built
+/// recorded whole (the format before answers were rebuilt from the log), an answer cut from the game built
 /// for the watchers, a watcher's update.
 pub fn keep_only(game: &mut pb::Game, fields: &Fields) {
     if *fields == Fields::ALL {

@@ -90,8 +90,8 @@ where
 }
 
 /// An answer as the columns of its row of `requests`: exactly one of
-/// `version` (an action's), `game_id` (NewGame's) and `response` (an older
-/// server's whole answer) is set.
+/// `version` (an action's), `game_id` (NewGame's) and `response` (a whole
+/// answer, as the format before answers were rebuilt from the log kept it) is set.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AnswerColumns<'a> {
     pub version: Option<i64>,

@@ -89,7 +89,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// (migration 0007), so a commit writes two b-trees, the game's snapshot
 /// and its log, not three: the writer knows which ids each game used (see
 /// `writer::UsedIds`), and refuses one used before as `requests`' key
-/// would. `requests` keeps NewGame's ids and those older servers wrote.
+/// would. `requests` keeps NewGame's ids, ids in scopes that name no game, and
+/// action ids in the format before they moved into log rows (CHANGELOG).
 ///
 /// If the storage itself fails (a full disk, an I/O error), every write
 /// of the group is answered with [`StoreError::WriteFailed`] and the
@@ -282,7 +283,7 @@ impl GameStore for SqliteStore {
         request_id: &str,
     ) -> Result<Option<RequestRecord>, StoreError> {
         // An action's id is in its log row (see `writer::RequestRow`), or
-        // a row of `requests` (written by an older server).
+        // a row of `requests` (the format before ids moved into log rows).
         if let Some((game_id, rest)) = writer::split_scope(scope) {
             let row = sqlx::query(
                 "SELECT request_fingerprint AS fingerprint, version, \

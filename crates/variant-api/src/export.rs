@@ -86,9 +86,9 @@ fn encode_transition<V: Variant>(variant: &V, t: Transition<V::State>) -> Vec<u8
 }
 
 /// The generic shims, instantiated for one variant by the export macro.
-/// `CHECKED` false is only for the project's tests: it builds a plugin as
-/// one built before ABI 1.1 behaves (its `apply_play` checks nothing), so
-/// that the host's own check of such plugins is tested.
+/// `CHECKED` false is only for the project's tests: it builds a plugin
+/// without `FLAG_CHECKS_PLAYS` (its `apply_play` checks nothing), so that
+/// the host's own check of such plugins is tested.
 pub struct Shims<V, const CHECKED: bool = true>(std::marker::PhantomData<V>);
 
 thread_local! {
@@ -363,7 +363,7 @@ macro_rules! export_variant {
     ($variant:ty) => {
         $crate::export_variant!(@with $crate::__private::Shims::<$variant>);
     };
-    // The project's tests only: a plugin as built before ABI 1.1.
+    // The project's tests only: a plugin without FLAG_CHECKS_PLAYS.
     ($variant:ty, unchecked_plays_for_tests) => {
         $crate::export_variant!(@with $crate::__private::Shims::<$variant, false>);
     };

@@ -114,8 +114,8 @@ pub(super) fn kept(fingerprint: &[u8]) -> Vec<u8> {
     Sha256::digest(fingerprint)[..16].to_vec()
 }
 
-/// Whether a recorded request is this one (rows of older servers kept the
-/// fingerprint whole).
+/// Whether a recorded request is this one (rows of the format before
+/// digests kept the fingerprint whole).
 pub(super) fn is_same(previous: &RequestRecord, fingerprint: &[u8]) -> bool {
     previous.fingerprint == kept(fingerprint) || previous.fingerprint == fingerprint
 }

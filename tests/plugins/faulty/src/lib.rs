@@ -166,6 +166,6 @@ impl StateCodec for FaultyState {
     }
 }
 
-// Built as a plugin of ABI 1.0 would be (its apply_play checks nothing), so
-// that `accept_anything` tests the host's own check of such plugins.
+// Built without FLAG_CHECKS_PLAYS (its apply_play checks nothing), so that
+// `accept_anything` tests the host's own check of such plugins.
 bg_variant_api::export_variant!(Faulty, unchecked_plays_for_tests);

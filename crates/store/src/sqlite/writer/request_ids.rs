@@ -79,8 +79,8 @@ pub(super) const KNOWN_GAMES: usize = 16_384;
 #[derive(Debug, Default)]
 pub(super) struct UsedIds {
     pub(super) games: std::collections::HashMap<String, std::collections::HashSet<u64>>,
-    /// Whether `requests` may hold action ids (of older servers, or in
-    /// scopes that name no game): each action id is looked for there too.
+    /// Whether `requests` may hold action ids (in the format before
+    /// they moved into log rows, or in scopes that name no game): each action id is looked for there too.
     pub(super) in_table: bool,
 }
 
