@@ -211,6 +211,25 @@ fn a_plugin_breaking_an_invariant_gets_a_fault_not_a_corrupt_game() {
     );
 }
 
+/// A variant that declares its names uses only those: a tally it did not
+/// declare is a fault of that call (clients could not say what it means).
+#[test]
+fn a_scoreboard_name_the_variant_did_not_declare_is_a_fault() {
+    let dir = plugin_dir(&[("bg_test_faulty", "faulty.so")]);
+    let host = PluginHost::new(dir.path());
+    host.scan().unwrap();
+    let plugin = host.get("faulty").unwrap();
+    let game = plugin.new_game(&faulty("none")).unwrap();
+    let shown = plugin.scoreboard(&game.state).unwrap().unwrap();
+    assert_eq!(shown.tally("moves"), Some([0, 0]));
+    let game = plugin.new_game(&faulty("undeclared_name")).unwrap();
+    let error = plugin.scoreboard(&game.state).unwrap_err();
+    assert!(
+        matches!(&error, RulesError { kind: VariantFault, message } if message.contains("\"not_declared\"")),
+        "{error:?}"
+    );
+}
+
 /// A real shared library that is not a plugin: the C maths library.
 fn foreign_library() -> PathBuf {
     let candidates = [

@@ -80,7 +80,7 @@ fn six_thousand_random_parties_end_with_every_invariant_kept_and_every_jan_score
             ..MatchSettings::default()
         };
         let (mut m, _) = Match::new(settings, &rules, &mut dice).unwrap();
-        let mut holes = [0u32; 2];
+        let mut holes = [0i64; 2];
         let mut round = 1;
         let mut actions = 0;
         let mut exit_scored = false;
@@ -150,22 +150,27 @@ fn six_thousand_random_parties_end_with_every_invariant_kept_and_every_jan_score
                 .scoreboard(&m.variant_state)
                 .unwrap()
                 .expect("a scoreboard");
+            let (points, seat_holes) = (
+                board.tally("points").expect("points"),
+                board.tally("holes").expect("holes"),
+            );
             for seat in Seat::BOTH {
-                let t = board.seats[seat.index()];
-                assert!(t.points <= 11, "{at}: {seat} has {} points", t.points);
+                let (points, seat_holes) = (points[seat.index()], seat_holes[seat.index()]);
+                assert!(points <= 11, "{at}: {seat} has {points} points");
                 assert!(
-                    t.holes >= holes[seat.index()],
+                    seat_holes >= holes[seat.index()],
                     "{at}: {seat}'s holes went down"
                 );
                 assert!(
-                    t.holes < 12,
+                    seat_holes < 12,
                     "{at}: {seat} has 12 holes and the partie goes on"
                 );
-                holes[seat.index()] = t.holes;
+                holes[seat.index()] = seat_holes;
             }
-            if board.round != round {
-                assert_eq!(board.round, round + 1, "{at}: one relevé at a time");
-                round = board.round;
+            let board_round = board.counter("round").expect("the round");
+            if board_round != round {
+                assert_eq!(board_round, round + 1, "{at}: one relevé at a time");
+                round = board_round;
                 releves += 1;
                 if exit_scored {
                     exits += 1;

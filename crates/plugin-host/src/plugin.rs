@@ -221,6 +221,17 @@ impl Plugin {
         Capabilities(self.descriptor.capabilities)
     }
 
+    /// Whether the variant shows something beside the board (its
+    /// `scoreboard`): it scores during play, or it declares tallies,
+    /// counters or markers.
+    pub fn shows_scoreboard(&self) -> bool {
+        self.capabilities()
+            .contains(Capabilities::SCORES_DURING_PLAY)
+            || !self.info.tallies.is_empty()
+            || !self.info.counters.is_empty()
+            || !self.info.markers.is_empty()
+    }
+
     /// How many calls of this plugin have faulted since it was loaded.
     pub fn faults(&self) -> u64 {
         self.faults.load(Ordering::Relaxed)
@@ -442,9 +453,43 @@ impl Plugin {
             return Ok(None);
         }
         let message = self.decode(&bytes)?;
-        wire::scoreboard(message)
-            .map(Some)
-            .map_err(|e| self.fault(e))
+        let scoreboard = wire::scoreboard(message).map_err(|e| self.fault(e))?;
+        self.check_names(&scoreboard)?;
+        Ok(Some(scoreboard))
+    }
+
+    /// A variant that declares its names (ABI 1.3 on) uses only those: a
+    /// name it did not declare is a fault, as clients could not say what
+    /// it means.
+    fn check_names(&self, scoreboard: &Scoreboard) -> Result<(), RulesError> {
+        let info = &self.info;
+        if info.tallies.is_empty() && info.counters.is_empty() && info.markers.is_empty() {
+            return Ok(());
+        }
+        let declared = |labels: &[proto::Label], name: &str| labels.iter().any(|l| l.name == name);
+        let undeclared = scoreboard
+            .tallies
+            .iter()
+            .map(|t| ("tally", &t.name, declared(&info.tallies, &t.name)))
+            .chain(
+                scoreboard
+                    .counters
+                    .iter()
+                    .map(|c| ("counter", &c.name, declared(&info.counters, &c.name))),
+            )
+            .chain(
+                scoreboard
+                    .markers
+                    .iter()
+                    .map(|m| ("marker", &m.name, declared(&info.markers, &m.name))),
+            )
+            .find(|(_, _, declared)| !declared);
+        match undeclared {
+            Some((what, name, _)) => Err(self.fault(format!(
+                "answered a {what} {name:?} its VariantInfo does not declare"
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn checked_transition(&self, bytes: &[u8]) -> Result<Transition, RulesError> {

@@ -5,7 +5,7 @@ use bg_api::v1 as pb;
 use bg_engine::clock::{Clock, ClockSettings, OnTimeout};
 use bg_engine::game::{
     Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode, Scoreboard,
-    ScoringLimit, SeatTally,
+    ScoringLimit,
 };
 use bg_engine::match_id::{self, GameState, MatchInfo};
 use bg_engine::xgid::{self, XgDice, Xgid};
@@ -664,20 +664,34 @@ pub fn xgid_of(m: &Match, board_now: &Board) -> Xgid {
     }
 }
 
-/// A game scored during play: the tallies and what the last roll scored.
+/// What a variant shows beside the board: every tally, counter and
+/// marker by the variant's names (markers' points in white's numbering),
+/// and the typed view of the well-known names (tric-trac's) for clients
+/// written for it; a variant without them leaves that view empty.
 pub fn scoreboard(b: &Scoreboard) -> pb::Scoreboard {
-    let tally = |t: &SeatTally| pb::SeatTally {
-        points: t.points,
-        holes: t.holes,
-        bredouille: t.bredouille,
-        rolls: t.rolls,
+    let value = |name: &str, seat: Seat| b.tally(name).map_or(0, |v| v[seat.index()]);
+    let count = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
+    let typed_seat = |seat: Seat| pb::SeatTally {
+        points: count(value("points", seat)),
+        holes: count(value("holes", seat)),
+        bredouille: value("bredouille", seat) != 0,
+        rolls: count(value("rolls", seat)),
+    };
+    let typed = ["points", "holes", "bredouille", "rolls"]
+        .iter()
+        .any(|name| b.tally(name).is_some());
+    let seats_with = |name: &str| {
+        [Seat::White, Seat::Black]
+            .into_iter()
+            .filter(|&s| value(name, s) != 0)
+            .collect::<Vec<_>>()
     };
     pb::Scoreboard {
-        white: Some(tally(&b.seats[Seat::White.index()])),
-        black: Some(tally(&b.seats[Seat::Black.index()])),
-        raised_stake: b.raised_stake.iter().map(|&s| seat(s)).collect(),
-        flag: seat_or_none(b.flag),
-        round: b.round,
+        white: typed.then(|| typed_seat(Seat::White)),
+        black: typed.then(|| typed_seat(Seat::Black)),
+        raised_stake: seats_with("raised_stake").into_iter().map(seat).collect(),
+        flag: seat_or_none(seats_with("flag").first().copied()),
+        round: b.counter("round").map_or(0, count),
         last_roll: b
             .last_roll
             .iter()
@@ -686,6 +700,35 @@ pub fn scoreboard(b: &Scoreboard) -> pb::Scoreboard {
                 beneficiary: seat(e.seat),
                 ways: e.ways,
                 points: e.points,
+            })
+            .collect(),
+        tallies: b
+            .tallies
+            .iter()
+            .map(|t| pb::Tally {
+                name: t.name.clone(),
+                white: t.seats[0],
+                black: t.seats[1],
+            })
+            .collect(),
+        counters: b
+            .counters
+            .iter()
+            .map(|c| pb::Counter {
+                name: c.name.clone(),
+                value: c.value,
+            })
+            .collect(),
+        markers: b
+            .markers
+            .iter()
+            .map(|m| pb::Marker {
+                name: m.name.clone(),
+                seat: seat(m.seat),
+                point: u32::from(match m.seat {
+                    Seat::White => m.point,
+                    Seat::Black => 25 - m.point,
+                }),
             })
             .collect(),
     }

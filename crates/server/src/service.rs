@@ -217,6 +217,9 @@ impl<S: GameStore> GameService for Service<S> {
                         p.new_game(&Default::default())
                             .map_or(caps.contains(Capabilities::CUBE), |setup| setup.cube),
                     ),
+                    tallies: labels(&info.tallies),
+                    counters: labels(&info.counters),
+                    markers: labels(&info.markers),
                 }
             })
             .collect();
@@ -355,4 +358,15 @@ impl<S: GameStore> GameService for Service<S> {
         let updates = self.games.watch(&r.game_id, r.from_version, fields).await?;
         Ok(Response::new(Box::pin(ReceiverStream::new(updates))))
     }
+}
+
+/// A variant's declared names, for ListVariants.
+fn labels(labels: &[bg_variant_api::Label]) -> Vec<pb::Label> {
+    labels
+        .iter()
+        .map(|l| pb::Label {
+            name: l.name.clone(),
+            description: l.description.clone(),
+        })
+        .collect()
 }

@@ -244,3 +244,82 @@ async fn overwriting_a_loaded_plugin_file_never_crashes_the_server() {
     let again = variant_match(&mut client, "caucasian", pb::MatchSettings::default()).await;
     assert_eq!(again.game.variant, "caucasian");
 }
+
+/// Issue 36: a variant's own tallies and marks reach clients with no
+/// change in the engine, the host or the API. The dropped-in test
+/// variant declares a tally ("pips") and a marker ("blot");
+/// ListVariants lists them with what they mean, and every snapshot of a
+/// game carries them as the board says: each seat's pip count, a mark on
+/// every lone checker (in white's numbering), and no tric-trac tally.
+#[tokio::test]
+async fn a_new_variant_s_own_tallies_and_marks_reach_the_api() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    copy_plugin(
+        "bg_test_nackgammon",
+        &fixture
+            .plugins
+            .path()
+            .join(library_file_name("bg_test_nackgammon")),
+    );
+    wait_for_variant(&mut client, "nackgammon").await;
+    let listed = variants(&mut client).await;
+    let nack = listed.iter().find(|v| v.name == "nackgammon").unwrap();
+    let names = |labels: &[pb::Label]| labels.iter().map(|l| l.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&nack.tallies), ["pips"]);
+    assert_eq!(names(&nack.markers), ["blot"]);
+    assert!(nack.markers[0].description.contains("lone checker"));
+    let standard = listed.iter().find(|v| v.name == "standard").unwrap();
+    assert!(standard.tallies.is_empty() && standard.markers.is_empty());
+
+    let mut g = variant_match(&mut client, "nackgammon", pb::MatchSettings::default()).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(36);
+    let mut blots_seen = 0;
+    for _ in 0..60 {
+        if g.game.phase == pb::Phase::MatchOver as i32 {
+            break;
+        }
+        let shown = g.game.scoreboard.clone().expect("a scoreboard");
+        let board = g.game.board.clone().unwrap();
+        let white = |i: usize| u32::try_from(board.points[i].max(0)).unwrap();
+        let black = |i: usize| u32::try_from((-board.points[i]).max(0)).unwrap();
+        let pips = [
+            (0..24).map(|i| (i as u32 + 1) * white(i)).sum::<u32>() + 25 * board.white_bar,
+            (0..24).map(|i| (24 - i as u32) * black(i)).sum::<u32>() + 25 * board.black_bar,
+        ];
+        assert_eq!(shown.tallies.len(), 1);
+        assert_eq!(shown.tallies[0].name, "pips");
+        assert_eq!(
+            [shown.tallies[0].white, shown.tallies[0].black],
+            pips.map(i64::from)
+        );
+        let mut blots: Vec<(i32, u32)> = (0..24)
+            .flat_map(|i| {
+                let point = i as u32 + 1;
+                let mut on = Vec::new();
+                if white(i) == 1 {
+                    on.push((pb::Seat::White as i32, point));
+                }
+                if black(i) == 1 {
+                    on.push((pb::Seat::Black as i32, point));
+                }
+                on
+            })
+            .collect();
+        let mut marked: Vec<(i32, u32)> = shown
+            .markers
+            .iter()
+            .map(|m| {
+                assert_eq!(m.name, "blot");
+                (m.seat, m.point)
+            })
+            .collect();
+        blots.sort_unstable();
+        marked.sort_unstable();
+        assert_eq!(marked, blots, "version {}", g.game.version);
+        blots_seen += blots.len();
+        assert_eq!(shown.white, None, "no tric-trac tally");
+        step(&mut client, &mut g, &mut rng).await;
+    }
+    assert!(blots_seen > 0, "blots came up and were marked");
+}

@@ -37,13 +37,14 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/variant.v1.rs"));
 }
 
-pub use proto::{OptionSpec, VariantInfo};
+pub use proto::{Label, OptionSpec, VariantInfo};
 
 // One vocabulary with the engine: a plugin answers in the engine's own
 // types; they become protobuf bytes only at the C ABI (`export`), and the
 // host turns them back into the same types (`bg-plugin-host`).
 pub use bg_engine::game::{
-    Decision, FirstMove, Opening, Outcome, ScoreEvent, Scoreboard, SeatTally, Setup, Transition,
+    Counter, Decision, FirstMove, Marker, Opening, Outcome, ScoreEvent, Scoreboard, Setup, Tally,
+    Transition,
 };
 
 /// Option values for one game, by name.

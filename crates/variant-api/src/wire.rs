@@ -6,7 +6,8 @@
 
 use bg_engine::Seat;
 use bg_engine::game::{
-    Decision, FirstMove, Opening, Outcome, ScoreEvent, Scoreboard, SeatTally, Setup, Transition,
+    Counter, Decision, FirstMove, Marker, Opening, Outcome, ScoreEvent, Scoreboard, Setup, Tally,
+    Transition,
 };
 
 use crate::proto;
@@ -118,46 +119,110 @@ fn score_event(e: proto::ScoreEvent) -> Result<ScoreEvent, String> {
 
 pub fn scoreboard_message(b: Scoreboard) -> proto::Scoreboard {
     proto::Scoreboard {
-        seats: b
-            .seats
-            .iter()
-            .map(|t| proto::SeatTally {
-                points: t.points,
-                holes: t.holes,
-                bredouille: t.bredouille,
-                rolls: t.rolls,
+        tallies: b
+            .tallies
+            .into_iter()
+            .map(|t| proto::Tally {
+                name: t.name,
+                white: t.seats[0],
+                black: t.seats[1],
             })
             .collect(),
-        raised_stake: b.raised_stake.into_iter().map(seat_number).collect(),
-        flag: b.flag.map(seat_number),
-        round: b.round,
+        counters: b
+            .counters
+            .into_iter()
+            .map(|c| proto::Counter {
+                name: c.name,
+                value: c.value,
+            })
+            .collect(),
+        markers: b
+            .markers
+            .into_iter()
+            .map(|m| proto::Marker {
+                name: m.name,
+                seat: seat_number(m.seat),
+                point: u32::from(m.point),
+            })
+            .collect(),
         last_roll: b.last_roll.into_iter().map(score_event_message).collect(),
+        ..Default::default()
     }
 }
 
 pub fn scoreboard(b: proto::Scoreboard) -> Result<Scoreboard, String> {
-    let tallies: Vec<SeatTally> = b
-        .seats
-        .iter()
-        .map(|t| SeatTally {
-            points: t.points,
-            holes: t.holes,
-            bredouille: t.bredouille,
-            rolls: t.rolls,
+    let mut tallies: Vec<Tally> = b
+        .tallies
+        .into_iter()
+        .map(|t| Tally {
+            name: t.name,
+            seats: [t.white, t.black],
         })
         .collect();
-    let seats: [SeatTally; 2] = tallies
-        .try_into()
-        .map_err(|_| "a scoreboard needs the tallies of both seats".to_string())?;
+    let mut counters: Vec<Counter> = b
+        .counters
+        .into_iter()
+        .map(|c| Counter {
+            name: c.name,
+            value: c.value,
+        })
+        .collect();
+    // ABI 1.2's typed tally (a plugin of that version writes only it).
+    if !b.seats.is_empty() {
+        let seats: [&proto::SeatTally; 2] = b
+            .seats
+            .iter()
+            .collect::<Vec<_>>()
+            .try_into()
+            .map_err(|_| "a scoreboard needs the tallies of both seats".to_string())?;
+        let per_seat = |name: &str, value: fn(&proto::SeatTally) -> i64| Tally {
+            name: name.into(),
+            seats: seats.map(value),
+        };
+        tallies.push(per_seat("points", |t| i64::from(t.points)));
+        tallies.push(per_seat("holes", |t| i64::from(t.holes)));
+        tallies.push(per_seat("bredouille", |t| i64::from(t.bredouille)));
+        tallies.push(per_seat("rolls", |t| i64::from(t.rolls)));
+        let mut raised = [0; 2];
+        for s in b.raised_stake {
+            raised[seat(s)?.index()] = 1;
+        }
+        tallies.push(Tally {
+            name: "raised_stake".into(),
+            seats: raised,
+        });
+        let mut flag = [0; 2];
+        if let Some(s) = b.flag {
+            flag[seat(s)?.index()] = 1;
+        }
+        tallies.push(Tally {
+            name: "flag".into(),
+            seats: flag,
+        });
+        counters.push(Counter {
+            name: "round".into(),
+            value: i64::from(b.round),
+        });
+    }
+    let markers = b
+        .markers
+        .into_iter()
+        .map(|m| {
+            let point = u8::try_from(m.point)
+                .ok()
+                .filter(|p| (1..=24).contains(p))
+                .ok_or_else(|| format!("a marker on point {}, which is no point", m.point))?;
+            Ok(Marker {
+                name: m.name,
+                seat: seat(m.seat)?,
+                point,
+            })
+        })
+        .collect::<Result<_, String>>()?;
     Ok(Scoreboard {
-        seats,
-        raised_stake: b
-            .raised_stake
-            .into_iter()
-            .map(seat)
-            .collect::<Result<_, _>>()?,
-        flag: b.flag.map(seat).transpose()?,
-        round: b.round,
+        tallies,
+        counters,
+        markers,
         last_roll: b
             .last_roll
             .into_iter()
@@ -250,18 +315,19 @@ mod tests {
         bad.events[0].seat = 2;
         assert!(transition(bad).is_err(), "a seat that is no seat");
         let board = Scoreboard {
-            seats: [
-                SeatTally {
-                    points: 4,
-                    holes: 2,
-                    bredouille: true,
-                    rolls: 3,
-                },
-                SeatTally::default(),
-            ],
-            raised_stake: vec![Seat::White],
-            flag: None,
-            round: 2,
+            tallies: vec![Tally {
+                name: "points".into(),
+                seats: [4, 0],
+            }],
+            counters: vec![Counter {
+                name: "round".into(),
+                value: 2,
+            }],
+            markers: vec![Marker {
+                name: "pinned".into(),
+                seat: Seat::Black,
+                point: 19,
+            }],
             last_roll: vec![ScoreEvent {
                 seat: Seat::White,
                 points: 4,
@@ -273,7 +339,39 @@ mod tests {
             scoreboard(scoreboard_message(board.clone())).unwrap(),
             board
         );
-        let mut one_seat = scoreboard_message(board);
+        let mut off_board = scoreboard_message(board);
+        off_board.markers[0].point = 25;
+        assert!(scoreboard(off_board).is_err(), "a marker on no point");
+    }
+
+    /// A plugin of ABI 1.2 writes its tally typed: read as the tallies
+    /// and the counter of those names.
+    #[test]
+    fn an_abi_1_2_typed_tally_reads_as_named_tallies() {
+        let typed = proto::Scoreboard {
+            seats: vec![
+                proto::SeatTally {
+                    points: 4,
+                    holes: 2,
+                    bredouille: true,
+                    rolls: 3,
+                },
+                proto::SeatTally::default(),
+            ],
+            raised_stake: vec![0],
+            flag: Some(1),
+            round: 2,
+            ..Default::default()
+        };
+        let read = scoreboard(typed.clone()).unwrap();
+        assert_eq!(read.tally("points"), Some([4, 0]));
+        assert_eq!(read.tally("holes"), Some([2, 0]));
+        assert_eq!(read.tally("bredouille"), Some([1, 0]));
+        assert_eq!(read.tally("rolls"), Some([3, 0]));
+        assert_eq!(read.tally("raised_stake"), Some([1, 0]));
+        assert_eq!(read.tally("flag"), Some([0, 1]));
+        assert_eq!(read.counter("round"), Some(2));
+        let mut one_seat = typed;
         one_seat.seats.pop();
         assert!(scoreboard(one_seat).is_err(), "a tally missing");
     }

@@ -72,42 +72,64 @@ pub struct ScoreEvent {
     pub ways: u32,
 }
 
-/// Where a game that scores during play stands, as the variant describes
-/// it: what a client shows beside the board. The names are tric-trac's,
-/// the oldest game scored this way; any variant scoring during play fills
-/// what it has and leaves the rest at zero.
+/// What a variant shows beside the board: its tallies, counters and
+/// marks, each by a name the variant declares (with what it means) in its
+/// `VariantInfo`, and what the last roll scored. The engine and the host
+/// carry them without knowing any name: a new variant's show in the API
+/// with no change here.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scoreboard {
-    /// Each seat's tally, white first.
-    pub seats: [SeatTally; 2],
-    /// The seats that can still win the game at the raised stake
-    /// (tric-trac's grande bredouille): both before anyone has won a
-    /// hole, the only one to have won holes, the holder of the flag, or
-    /// nobody.
-    pub raised_stake: Vec<Seat>,
-    /// The seat holding the flag (tric-trac's pavillon): the second to win
-    /// holes, while the first wins none.
-    pub flag: Option<Seat>,
-    /// The round in progress (tric-trac's relevé, between two resets of
-    /// the checkers), from 1.
-    pub round: u32,
+    /// Per-seat values (tric-trac: points, holes, bredouille, ...).
+    pub tallies: Vec<Tally>,
+    /// Values of the whole game (tric-trac: the round).
+    pub counters: Vec<Counter>,
+    /// Marks on checkers (Plakoto: pinned).
+    pub markers: Vec<Marker>,
     /// What the last roll scored, for both seats, in marking order.
     pub last_roll: Vec<ScoreEvent>,
 }
 
-/// One seat's tally in a game scored during play.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeatTally {
-    /// Points towards the next hole.
-    pub points: u32,
-    /// Holes won (the units the game is played to).
-    pub holes: u32,
-    /// Whether the hole in progress would count double (tric-trac's
-    /// bredouille): every point of it scored with no point of the
-    /// opponent's in between.
-    pub bredouille: bool,
-    /// Rolls made by this seat in the current round.
-    pub rolls: u32,
+impl Scoreboard {
+    /// The tally named `name`, white's value first.
+    pub fn tally(&self, name: &str) -> Option<[i64; 2]> {
+        self.tallies
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.seats)
+    }
+
+    /// The counter named `name`.
+    pub fn counter(&self, name: &str) -> Option<i64> {
+        self.counters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.value)
+    }
+}
+
+/// A per-seat value of a variant's, by name: a count, or 0 and 1 for no
+/// and yes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub name: String,
+    /// White's value, then black's.
+    pub seats: [i64; 2],
+}
+
+/// A value of the whole game, by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counter {
+    pub name: String,
+    pub value: i64,
+}
+
+/// A mark a variant puts on `seat`'s checkers on `point` (the seat's own
+/// numbering).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Marker {
+    pub name: String,
+    pub seat: Seat,
+    pub point: u8,
 }
 
 /// A decision the variant asks a player for before play goes on.

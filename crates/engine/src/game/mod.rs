@@ -21,8 +21,8 @@ mod settings;
 use serde::{Deserialize, Serialize};
 
 pub use contract::{
-    Decision, Opening, Outcome, Rules, RulesError, RulesErrorKind, ScoreEvent, Scoreboard,
-    SeatTally, Setup, Transition,
+    Counter, Decision, Marker, Opening, Outcome, Rules, RulesError, RulesErrorKind, ScoreEvent,
+    Scoreboard, Setup, Tally, Transition,
 };
 pub use settings::{CubeLimit, FirstMove, MatchSettings, ResignMode, ScoringLimit, SettingsError};
 

@@ -45,7 +45,7 @@ enum Judged {
     Apply(Live, LogEntry),
     /// An answer with no new version: a refusal, the first answer to a
     /// retry, a stale version.
-    Answer(Result<pb::Game, ApiError>),
+    Answer(Box<Result<pb::Game, ApiError>>),
     /// The running seat's time ran out before the action came: the
     /// timeout to store (the action is refused once it is).
     TimedOut(Live, LogEntry),
@@ -133,7 +133,7 @@ impl<S: GameStore> Games<S> {
                         Ok(answer) => return Ok(answer),
                     }
                 }
-                Judged::Answer(answer) if checked || self.is_latest(live).await? => return answer,
+                Judged::Answer(answer) if checked || self.is_latest(live).await? => return *answer,
                 Judged::Answer(_) => checked = true,
             }
         }
@@ -162,7 +162,7 @@ impl<S: GameStore> Games<S> {
         // before is caught by the commit (the id is already stored), or
         // looked up below when nothing is committed.
         if action.expected_version != live.record.version {
-            return Judged::Answer(
+            return Judged::Answer(Box::new(
                 match self.previous_answer(&scope, &action.request_id).await {
                     Ok(Some(previous)) => {
                         self.answer_again(live, &previous, &action.fingerprint, &action.fields)
@@ -174,7 +174,7 @@ impl<S: GameStore> Games<S> {
                     )),
                     Err(e) => Err(e),
                 },
-            );
+            ));
         }
         // Too late: the running seat's time is up (whoever asks). The
         // timeout is applied first; of it and an action just in time,
@@ -182,12 +182,12 @@ impl<S: GameStore> Games<S> {
         if let Some(timeout) = timeout(live, now_ms(), self.restart) {
             return match timeout {
                 Ok((next, entry)) => Judged::TimedOut(next, entry),
-                Err(e) => Judged::Answer(Err(e)),
+                Err(e) => Judged::Answer(Box::new(Err(e))),
             };
         }
         let fair = match with_seed(live.dice.clone(), seat, &action.dice_seed) {
             Ok(fair) => fair,
-            Err(e) => return Judged::Answer(Err(e)),
+            Err(e) => return Judged::Answer(Box::new(Err(e))),
         };
         let mut match_state = live.match_state.clone();
         // The thread's CSPRNG is not Send: dropped before any await.
@@ -201,7 +201,7 @@ impl<S: GameStore> Games<S> {
             // Refused, or nothing changed (a second Roll in one turn): no
             // new version, unless the id belongs to another request.
             answer => {
-                return Judged::Answer(
+                return Judged::Answer(Box::new(
                     match self.previous_answer(&scope, &action.request_id).await {
                         Ok(Some(previous)) => {
                             self.answer_again(live, &previous, &action.fingerprint, &action.fields)
@@ -212,7 +212,7 @@ impl<S: GameStore> Games<S> {
                             .and_then(|_| unchanged(live, &action.dice_seed, &action.fields)),
                         Err(e) => Err(e),
                     },
-                );
+                ));
             }
         };
         let applied = Applied {
@@ -223,7 +223,7 @@ impl<S: GameStore> Games<S> {
         };
         match next_version(live, applied, seat, command, &action.dice_seed, now_ms()) {
             Ok((next, entry)) => Judged::Apply(next, entry),
-            Err(e) => Judged::Answer(Err(e)),
+            Err(e) => Judged::Answer(Box::new(Err(e))),
         }
     }
 

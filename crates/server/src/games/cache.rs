@@ -86,15 +86,10 @@ impl Live {
 
     /// What the variant makes of the game: its board, the legal plays of
     /// the seat on turn (none outside the move phase), and the scoreboard
-    /// of a variant that scores during play.
+    /// of a variant that shows one (tallies, counters, markers).
     fn variant_view(&self) -> Result<VariantView, RulesError> {
         let board = self.rules.plugin.board(&self.match_state.variant_state)?;
-        let scoreboard = if self
-            .rules
-            .plugin
-            .capabilities()
-            .contains(Capabilities::SCORES_DURING_PLAY)
-        {
+        let scoreboard = if self.rules.plugin.shows_scoreboard() {
             self.rules.scoreboard(&self.match_state.variant_state)?
         } else {
             None

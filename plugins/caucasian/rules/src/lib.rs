@@ -142,6 +142,7 @@ impl Variant for Caucasian {
             options,
             max_win_level: 3,
             win_kinds: vec!["single".into(), "gammon".into(), "backgammon".into()],
+            ..Default::default()
         }
     }
 

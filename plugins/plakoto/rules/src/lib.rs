@@ -354,6 +354,7 @@ impl Variant for Plakoto {
             // No triple in Plakoto (docs/rules.md §3.5): a game is worth 1 or 2.
             max_win_level: 2,
             win_kinds: vec!["single".into(), "double".into()],
+            ..Default::default()
         }
     }
 

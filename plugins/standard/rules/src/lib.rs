@@ -60,6 +60,7 @@ impl Variant for Standard {
             }],
             max_win_level: 3,
             win_kinds: vec!["single".into(), "gammon".into(), "backgammon".into()],
+            ..Default::default()
         }
     }
 

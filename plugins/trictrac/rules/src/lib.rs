@@ -27,14 +27,14 @@ pub mod view;
 
 use bg_variant_api::engine::{Board, CHECKERS, Dice, LegalPlay, Move, OFF, Play, Seat};
 use bg_variant_api::{
-    Capabilities, Decision, FirstMove, Opening, OptionSpec, Options, Outcome, ScoreEvent,
-    Scoreboard, SeatTally, Setup, StateCodec, Transition, Variant, VariantError, VariantInfo,
+    Capabilities, Counter, Decision, FirstMove, Opening, OptionSpec, Options, Outcome, ScoreEvent,
+    Scoreboard, Setup, StateCodec, Transition, Variant, VariantError, VariantInfo,
     check_option_names, option_value,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::jans::Scored;
-use crate::tally::{PARTIE, Pavillon, Stake};
+use crate::tally::{PARTIE, Pavillon, SeatTally, Stake};
 use crate::view::View;
 
 /// The variant.
@@ -304,6 +304,7 @@ impl Variant for TricTrac {
             allowed_values: allowed.iter().map(|s| s.to_string()).collect(),
             default_value: default.into(),
         };
+        let (tallies, counters) = tally::labels();
         VariantInfo {
             name: "trictrac".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -320,6 +321,9 @@ impl Variant for TricTrac {
             ],
             max_win_level: 4,
             win_kinds: WIN_KINDS.iter().map(|k| k.to_string()).collect(),
+            tallies,
+            counters,
+            ..Default::default()
         }
     }
 
@@ -480,13 +484,12 @@ impl Variant for TricTrac {
 
     fn scoreboard(&self, state: &TricTracState) -> Option<Scoreboard> {
         Some(Scoreboard {
-            seats: state.tally,
-            raised_stake: state.pavillon.raised_stake(),
-            flag: match state.pavillon {
-                Pavillon::Flag(seat) => Some(seat),
-                _ => None,
-            },
-            round: state.round,
+            tallies: tally::tallies(&state.tally, state.pavillon),
+            counters: vec![Counter {
+                name: "round".into(),
+                value: i64::from(state.round),
+            }],
+            markers: Vec::new(),
             last_roll: state.last_roll.clone(),
         })
     }

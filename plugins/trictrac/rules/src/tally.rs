@@ -1,9 +1,84 @@
 //! Points to holes (docs/trictrac.md §4): bredouille, the pavillon, and
 //! the stake of a won partie.
 
-use bg_variant_api::SeatTally;
 use bg_variant_api::engine::Seat;
+use bg_variant_api::{Label, Tally};
 use serde::{Deserialize, Serialize};
+
+/// One seat's tally (kept in the state as it was stored: these names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatTally {
+    /// Points towards the next hole.
+    pub points: u32,
+    /// Holes won.
+    pub holes: u32,
+    /// Whether the hole in progress would count double: every point of
+    /// it scored with no point of the opponent's in between.
+    pub bredouille: bool,
+    /// Rolls made by this seat in the current relevé.
+    pub rolls: u32,
+}
+
+/// The tallies and the counter tric-trac shows, as `VariantInfo`
+/// declares them (the names the API's typed scoreboard also reads).
+pub fn labels() -> (Vec<Label>, Vec<Label>) {
+    let label = |name: &str, description: &str| Label {
+        name: name.into(),
+        description: description.into(),
+    };
+    let tallies = vec![
+        label("points", "Points towards the next hole (0 to 11)."),
+        label("holes", "Holes won; twelve win the partie."),
+        label(
+            "bredouille",
+            "1 when the hole in progress would count double (all its points scored with none of the opponent's in between).",
+        ),
+        label(
+            "rolls",
+            "Rolls made in the relevé in progress (the jan de six tables is made on the third).",
+        ),
+        label(
+            "raised_stake",
+            "1 while this seat can still win the partie en grande bredouille.",
+        ),
+        label("flag", "1 for the seat holding the pavillon."),
+    ];
+    let counters = vec![label(
+        "round",
+        "The relevé in progress (between two resets of the checkers to the talons), from 1.",
+    )];
+    (tallies, counters)
+}
+
+/// The tallies of both seats, by the names [`labels`] declares.
+pub fn tallies(seats: &[SeatTally; 2], pavillon: Pavillon) -> Vec<Tally> {
+    let per_seat = |name: &str, value: fn(&SeatTally) -> i64| Tally {
+        name: name.into(),
+        seats: [value(&seats[0]), value(&seats[1])],
+    };
+    let mut raised = [0; 2];
+    for seat in pavillon.raised_stake() {
+        raised[seat.index()] = 1;
+    }
+    let mut flag = [0; 2];
+    if let Pavillon::Flag(seat) = pavillon {
+        flag[seat.index()] = 1;
+    }
+    vec![
+        per_seat("points", |t| i64::from(t.points)),
+        per_seat("holes", |t| i64::from(t.holes)),
+        per_seat("bredouille", |t| i64::from(t.bredouille)),
+        per_seat("rolls", |t| i64::from(t.rolls)),
+        Tally {
+            name: "raised_stake".into(),
+            seats: raised,
+        },
+        Tally {
+            name: "flag".into(),
+            seats: flag,
+        },
+    ]
+}
 
 /// Points that make a hole.
 pub const HOLE: u32 = 12;

@@ -10,8 +10,8 @@
 mod common;
 
 use bg_trictrac_rules::roll_events;
+use bg_trictrac_rules::tally::SeatTally;
 use bg_trictrac_rules::tally::mark;
-use bg_variant_api::SeatTally;
 use bg_variant_api::engine::Board;
 use common::*;
 

@@ -4,15 +4,17 @@
 //! - `panic`: `legal_plays` and `apply_play` panic;
 //! - `extra_checker`: every legal play's result has a 16th checker;
 //! - `accept_anything`: `apply_play` accepts any play and returns a board
-//!   that is not among the legal results.
+//!   that is not among the legal results;
+//! - `undeclared_name`: its scoreboard shows a tally its info does not
+//!   declare (it declares "moves", and shows "not_declared").
 //!
 //! The fault is stored in the game state, so it follows the game.
 
 use bg_standard_rules::{Standard, StandardState};
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::{
-    Capabilities, OptionSpec, Options, Outcome, Setup, StateCodec, Transition, Variant,
-    VariantError, VariantInfo, option_value,
+    Capabilities, Label, OptionSpec, Options, Outcome, Scoreboard, Setup, StateCodec, Tally,
+    Transition, Variant, VariantError, VariantInfo, option_value,
 };
 
 #[derive(Default)]
@@ -24,6 +26,7 @@ pub enum Fault {
     Panic = 1,
     ExtraChecker = 2,
     AcceptAnything = 3,
+    UndeclaredName = 4,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +35,13 @@ pub struct FaultyState {
     fault: Fault,
 }
 
-const FAULTS: [&str; 4] = ["none", "panic", "extra_checker", "accept_anything"];
+const FAULTS: [&str; 5] = [
+    "none",
+    "panic",
+    "extra_checker",
+    "accept_anything",
+    "undeclared_name",
+];
 
 impl Variant for Faulty {
     type State = FaultyState;
@@ -50,6 +59,11 @@ impl Variant for Faulty {
             }],
             max_win_level: 3,
             win_kinds: Vec::new(),
+            tallies: vec![Label {
+                name: "moves".into(),
+                description: "Always 0: a tally for the host to check names against.".into(),
+            }],
+            ..Default::default()
         }
     }
 
@@ -62,6 +76,7 @@ impl Variant for Faulty {
             "panic" => Fault::Panic,
             "extra_checker" => Fault::ExtraChecker,
             "accept_anything" => Fault::AcceptAnything,
+            "undeclared_name" => Fault::UndeclaredName,
             _ => Fault::None,
         };
         let setup = Standard.new_game(&Options::new())?;
@@ -139,6 +154,20 @@ impl Variant for Faulty {
     fn concede(&self, state: &FaultyState, loser: Seat) -> Outcome {
         Standard.concede(&state.inner, loser)
     }
+
+    fn scoreboard(&self, state: &FaultyState) -> Option<Scoreboard> {
+        let name = match state.fault {
+            Fault::UndeclaredName => "not_declared",
+            _ => "moves",
+        };
+        Some(Scoreboard {
+            tallies: vec![Tally {
+                name: name.into(),
+                seats: [0, 0],
+            }],
+            ..Scoreboard::default()
+        })
+    }
 }
 
 impl StateCodec for FaultyState {
@@ -157,6 +186,7 @@ impl StateCodec for FaultyState {
             1 => Fault::Panic,
             2 => Fault::ExtraChecker,
             3 => Fault::AcceptAnything,
+            4 => Fault::UndeclaredName,
             _ => Fault::None,
         };
         Ok(FaultyState {
