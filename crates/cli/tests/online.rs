@@ -95,6 +95,7 @@ impl Server {
             archive_dir: None,
             clock_sweep: Duration::from_millis(250),
             clock_restart_grace: Duration::from_secs(30),
+            plugin_call_timeout: std::time::Duration::from_secs(2),
         };
         let mut server = Server {
             addr: format!("http://{listen}"),

@@ -33,10 +33,18 @@ pub use rules::VariantRules;
 /// server's metrics.
 pub const PLUGIN_FAULTS: &str = "backgammon_plugin_faults_total";
 
+/// 1 while a variant's plugin is unhealthy (a call ran past its deadline
+/// and has not returned), by variant.
+pub const PLUGIN_UNHEALTHY: &str = "backgammon_plugin_unhealthy";
+
 /// Describes the metrics this crate records (see the server's `metrics`).
 pub fn describe_metrics() {
     metrics::describe_counter!(
         PLUGIN_FAULTS,
-        "Variant plugin faults (a panic, an answer breaking the ABI's rules), by variant"
+        "Variant plugin faults (a panic, an answer breaking the ABI's rules, a call past its deadline), by variant"
+    );
+    metrics::describe_gauge!(
+        PLUGIN_UNHEALTHY,
+        "1 while a variant's plugin is unhealthy: a call ran past its deadline and has not returned"
     );
 }

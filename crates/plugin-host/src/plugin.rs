@@ -124,6 +124,10 @@ pub struct Plugin {
     api_version: String,
     info: proto::VariantInfo,
     faults: AtomicU64,
+    /// Calls that ran past their caller's deadline and have not returned
+    /// (an in-process call cannot be stopped): while any has not, the
+    /// plugin is unhealthy and its callers refuse to call it.
+    overran: AtomicU64,
 }
 
 impl fmt::Debug for Plugin {
@@ -159,6 +163,7 @@ impl Plugin {
             api_version,
             info: proto::VariantInfo::default(),
             faults: AtomicU64::new(0),
+            overran: AtomicU64::new(0),
         };
         // SAFETY: calling the descriptor's own function.
         let bytes = plugin.call(|out| unsafe { (calls.info)(out) })?;
@@ -230,6 +235,43 @@ impl Plugin {
             || !self.info.tallies.is_empty()
             || !self.info.counters.is_empty()
             || !self.info.markers.is_empty()
+    }
+
+    /// Why the plugin must not be called now (None: it may): a call ran
+    /// past its deadline and has not returned.
+    pub fn unhealthy(&self) -> Option<String> {
+        match self.overran.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(format!(
+                "{n} call{} of variant {} ran past the deadline and {} not returned",
+                if n == 1 { "" } else { "s" },
+                self.name,
+                if n == 1 { "has" } else { "have" }
+            )),
+        }
+    }
+
+    /// A caller gave up on a call past its deadline (the call goes on, in
+    /// a thread of its own): the plugin is unhealthy until it returns.
+    pub fn call_overran(&self, deadline: std::time::Duration) {
+        self.faults.fetch_add(1, Ordering::Relaxed);
+        self.overran.fetch_add(1, Ordering::AcqRel);
+        metrics::counter!(crate::PLUGIN_FAULTS, "variant" => self.name.clone()).increment(1);
+        metrics::gauge!(crate::PLUGIN_UNHEALTHY, "variant" => self.name.clone()).set(1.0);
+        tracing::error!(
+            variant = %self.name,
+            path = %self.path.display(),
+            ?deadline,
+            "variant plugin call ran past its deadline: the variant is unhealthy until it returns"
+        );
+    }
+
+    /// A call that had run past its deadline returned at last.
+    pub fn overran_call_returned(&self) {
+        if self.overran.fetch_sub(1, Ordering::AcqRel) == 1 {
+            metrics::gauge!(crate::PLUGIN_UNHEALTHY, "variant" => self.name.clone()).set(0.0);
+            tracing::warn!(variant = %self.name, "a variant plugin call that ran past its deadline returned: healthy again");
+        }
     }
 
     /// How many calls of this plugin have faulted since it was loaded.

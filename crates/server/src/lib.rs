@@ -127,6 +127,9 @@ pub struct Config {
     /// What a clock that ran out while the server was down gives its seat
     /// from the server's start.
     pub clock_restart_grace: Duration,
+    /// How long work calling a plugin may take before it is answered
+    /// VARIANT_FAULT and the plugin marked unhealthy.
+    pub plugin_call_timeout: Duration,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and
@@ -273,7 +276,8 @@ async fn serve<S: GameStore>(
     let games = Arc::new(
         games::Games::new(store, secret, plugins, stop_rx.clone())
             .with_watchers_per_game(config.limits.watchers_per_game)
-            .with_restart_grace(config.clock_restart_grace),
+            .with_restart_grace(config.clock_restart_grace)
+            .with_plugin_deadline(config.plugin_call_timeout),
     );
     if let Some(changes) = changes {
         // Another server's commits reach this server's watchers.

@@ -163,6 +163,15 @@ struct Cli {
         value_parser = seconds
     )]
     clock_restart_grace_seconds: f64,
+    /// How long a call to a variant's plugin may take (milliseconds):
+    /// past it the action is answered VARIANT_FAULT, nothing changed, and
+    /// the variant is unavailable until the call returns.
+    #[arg(
+        long,
+        env = "BACKGAMMON_PLUGIN_CALL_TIMEOUT_MS",
+        default_value_t = 2000
+    )]
+    plugin_call_timeout_ms: u64,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -361,6 +370,7 @@ fn main() -> Result<()> {
                 clock_restart_grace: Duration::from_secs_f64(
                     cli.clock_restart_grace_seconds.min(30.0 * 24.0 * 3600.0),
                 ),
+                plugin_call_timeout: Duration::from_millis(cli.plugin_call_timeout_ms.max(1)),
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),
@@ -375,7 +385,12 @@ fn main() -> Result<()> {
                     }),
                 },
             };
-            runtime.block_on(run(config, termination()))
+            let served = runtime.block_on(run(config, termination()));
+            // A plugin call that ran past its deadline may still hold a
+            // thread of the blocking pool: not waited for (the games are
+            // stored and the store closed by now).
+            runtime.shutdown_timeout(Duration::from_secs(1));
+            served
         }
     }
 }

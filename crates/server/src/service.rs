@@ -6,9 +6,8 @@ use std::sync::Arc;
 
 use bg_api::v1 as pb;
 use bg_api::v1::game_service_server::GameService;
-use bg_engine::game::{Command, MatchSettings};
+use bg_engine::game::Command;
 use bg_store::GameStore;
-use bg_variant_api::Capabilities;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Request, Response, Status};
@@ -185,44 +184,7 @@ impl<S: GameStore> GameService for Service<S> {
         &self,
         _: Request<pb::ListVariantsRequest>,
     ) -> Result<Response<pb::ListVariantsResponse>, Status> {
-        let variants = self
-            .games
-            .plugins()
-            .plugins()
-            .iter()
-            .map(|p| {
-                let info = p.info();
-                let caps = p.capabilities();
-                pb::Variant {
-                    name: info.name.clone(),
-                    version: info.version.clone(),
-                    description: info.description.clone(),
-                    options: info
-                        .options
-                        .iter()
-                        .map(|o| pb::VariantOption {
-                            name: o.name.clone(),
-                            description: o.description.clone(),
-                            allowed_values: o.allowed_values.clone(),
-                            default_value: o.default_value.clone(),
-                        })
-                        .collect(),
-                    cube: caps.contains(Capabilities::CUBE),
-                    draws: caps.contains(Capabilities::DRAWS),
-                    standard_board: caps.contains(Capabilities::STANDARD_BOARD),
-                    max_win_level: p.max_win_level(),
-                    // The engine's default, for a game set up with the
-                    // default options and settings.
-                    auto_roll: MatchSettings::default().auto_roll_default(
-                        p.new_game(&Default::default())
-                            .map_or(caps.contains(Capabilities::CUBE), |setup| setup.cube),
-                    ),
-                    tallies: labels(&info.tallies),
-                    counters: labels(&info.counters),
-                    markers: labels(&info.markers),
-                }
-            })
-            .collect();
+        let variants = self.games.variants().await;
         Ok(Response::new(pb::ListVariantsResponse { variants }))
     }
 
@@ -358,15 +320,4 @@ impl<S: GameStore> GameService for Service<S> {
         let updates = self.games.watch(&r.game_id, r.from_version, fields).await?;
         Ok(Response::new(Box::pin(ReceiverStream::new(updates))))
     }
-}
-
-/// A variant's declared names, for ListVariants.
-fn labels(labels: &[bg_variant_api::Label]) -> Vec<pb::Label> {
-    labels
-        .iter()
-        .map(|l| pb::Label {
-            name: l.name.clone(),
-            description: l.description.clone(),
-        })
-        .collect()
 }

@@ -323,3 +323,158 @@ async fn a_new_variant_s_own_tallies_and_marks_reach_the_api() {
     }
     assert!(blots_seen > 0, "blots came up and were marked");
 }
+
+/// The faulty variant's game with `fault`, and a standard one.
+async fn faulty_game(client: &mut Client, fault: &str) -> Game {
+    variant_game(
+        client,
+        pb::NewGameRequest {
+            variant: "faulty".into(),
+            options: HashMap::from([("fault".to_string(), fault.to_string())]),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Why ListVariants says `variant` cannot be played ("" when it can).
+async fn unhealthy(client: &mut Client, variant: &str) -> String {
+    variants(client)
+        .await
+        .into_iter()
+        .find(|v| v.name == variant)
+        .map(|v| v.unhealthy)
+        .unwrap_or_default()
+}
+
+/// Issue 37: a plugin call that never returns holds a thread of its own,
+/// never the service. Two moves whose plugin spins for ever (as many as
+/// the machine's cores) are each answered VARIANT_FAULT at the deadline;
+/// meanwhile health checks answer SERVING, a standard game is played,
+/// and ListVariants says the variant is unhealthy, whose games are then
+/// refused at once rather than sent to it again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_call_that_never_returns_is_answered_at_the_deadline_and_the_service_goes_on() {
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let fixture = start_with_plugins(
+        &[
+            ("bg_standard", "libbg_standard.so"),
+            ("bg_test_faulty", "libbg_test_faulty.so"),
+        ],
+        &["--plugin-call-timeout-ms", "300"],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(37);
+    let mut sound = new_game(&mut client, pb::MatchSettings::default()).await;
+    let spinning = [
+        faulty_game(&mut client, "spin").await,
+        faulty_game(&mut client, "spin").await,
+    ];
+    let moves = spinning.iter().map(|g| {
+        let addr = fixture.server.addr.clone();
+        let request = with_token(
+            move_request(g, &g.game.legal_plays[0].notation, "spin"),
+            g.to_act_token(),
+        );
+        tokio::spawn(async move {
+            // A connection each: the two calls are made at once.
+            connect(&addr).await.r#move(request).await
+        })
+    });
+    let moves: Vec<_> = moves.collect();
+    for answer in moves {
+        let status = tokio::time::timeout(Duration::from_secs(20), answer)
+            .await
+            .expect("answered, not hung")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (Code::Internal, "VARIANT_FAULT"),
+            "{status:?}"
+        );
+        assert!(status.message().contains("deadline"), "{status:?}");
+    }
+    // Both still spin, each in a thread of its own.
+    assert!(
+        unhealthy(&mut client, "faulty")
+            .await
+            .starts_with("2 calls"),
+        "two calls spin"
+    );
+    let mut health = HealthClient::new(channel(&fixture.server.addr).await);
+    let serving = health
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        serving.status,
+        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+    );
+    for _ in 0..10 {
+        step(&mut client, &mut sound, &mut rng).await;
+    }
+    assert_eq!(unhealthy(&mut client, "standard").await, "");
+    // Its games are refused at once, without calling it.
+    let refused = client
+        .get_game(pb::GetGameRequest {
+            read_mask: None,
+            game_id: spinning[0].id(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "VARIANT_FAULT");
+    assert!(refused.message().contains("unavailable"), "{refused:?}");
+}
+
+/// A call past the deadline changes nothing: the game stays at its
+/// version, the variant is healthy again once the call returns, and the
+/// same move sent again is applied then, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_past_the_deadline_changes_nothing_and_the_game_plays_on_once_it_returns() {
+    let fixture = start_with_plugins(
+        &[("bg_test_faulty", "libbg_test_faulty.so")],
+        &["--plugin-call-timeout-ms", "300"],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    let g = faulty_game(&mut client, "slow_once").await;
+    let play = g.game.legal_plays[0].notation.clone();
+    let request = move_request(&g, &play, "slow-once");
+    let status = client
+        .r#move(with_token(request.clone(), g.to_act_token()))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&status), "VARIANT_FAULT", "{status:?}");
+    let start = std::time::Instant::now();
+    while !unhealthy(&mut client, "faulty").await.is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never healthy again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let unchanged = get_game(&mut client, &g).await;
+    assert_eq!(unchanged.version, g.game.version);
+    assert_eq!(unchanged.board, g.game.board);
+    let moved = client
+        .r#move(with_token(request.clone(), g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(moved.version, g.game.version + 1);
+    // Sent a third time: the same answer, not a second move.
+    let again = client
+        .r#move(with_token(request, g.to_act_token()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.version, moved.version);
+    assert_eq!(
+        stored_history(&mut client, &g.id()).await.len() as u64,
+        moved.version
+    );
+}

@@ -14,7 +14,7 @@ use tonic::Code;
 use super::cache::{Live, Slot};
 use super::events::{Recorded, Timing, entry};
 use super::retries::{is_same, kept};
-use super::{Games, RestartGrace, ServerDice, game_id_of, now_ms, unserialisable};
+use super::{Games, ServerDice, game_id_of, now_ms, unserialisable};
 use crate::convert;
 use crate::error::ApiError;
 use crate::fields::Fields;
@@ -179,23 +179,30 @@ impl<S: GameStore> Games<S> {
         // Too late: the running seat's time is up (whoever asks). The
         // timeout is applied first; of it and an action just in time,
         // the store's compare-and-set lets one through, never both.
-        if let Some(timeout) = timeout(live, now_ms(), self.restart) {
-            return match timeout {
-                Ok((next, entry)) => Judged::TimedOut(next, entry),
-                Err(e) => Judged::Answer(Box::new(Err(e))),
-            };
+        match self.timeout(live, now_ms()).await {
+            Ok(Some((next, entry))) => return Judged::TimedOut(next, entry),
+            Ok(None) => {}
+            Err(e) => return Judged::Answer(Box::new(Err(e))),
         }
         let fair = match with_seed(live.dice.clone(), seat, &action.dice_seed) {
             Ok(fair) => fair,
             Err(e) => return Judged::Answer(Box::new(Err(e))),
         };
-        let mut match_state = live.match_state.clone();
-        // The thread's CSPRNG is not Send: dropped before any await.
-        let (applied, thrown, fair) = {
-            let mut dice = Recorded::new(ServerDice::new(fair));
-            let applied = match_state.apply(seat, command, &live.rules, &mut dice);
-            (applied, dice.thrown, dice.source.fair)
+        // The variant's work, off the runtime (see `guard`), on a copy.
+        let work = {
+            let (live, command) = (live.clone(), command.clone());
+            move || {
+                let mut match_state = live.match_state.clone();
+                let mut dice = Recorded::new(ServerDice::new(fair));
+                let applied = match_state.apply(seat, &command, &live.rules, &mut dice);
+                Ok((match_state, applied, dice.thrown, dice.source.fair))
+            }
         };
+        let (match_state, applied, thrown, fair) =
+            match self.off_runtime(&live.rules.plugin, work).await {
+                Ok(worked) => worked,
+                Err(e) => return Judged::Answer(Box::new(Err(e))),
+            };
         let events = match applied {
             Ok(events) if !events.is_empty() => events,
             // Refused, or nothing changed (a second Roll in one turn): no
@@ -207,9 +214,13 @@ impl<S: GameStore> Games<S> {
                             self.answer_again(live, &previous, &action.fingerprint, &action.fields)
                                 .await
                         }
-                        Ok(None) => answer
-                            .map_err(ApiError::from)
-                            .and_then(|_| unchanged(live, &action.dice_seed, &action.fields)),
+                        Ok(None) => match answer {
+                            Ok(_) => {
+                                self.unchanged(live, &action.dice_seed, &action.fields)
+                                    .await
+                            }
+                            Err(e) => Err(ApiError::from(e)),
+                        },
                         Err(e) => Err(e),
                     },
                 ));
@@ -247,9 +258,9 @@ impl<S: GameStore> Games<S> {
         // cut from it, and otherwise built with only its fields.
         let shown = |e| Lost::Answered(Err(e));
         let (answer, whole) = if slot.updates.receiver_count() == 0 {
-            (next.view(fields).map_err(shown)?, None)
+            (self.view(&next, fields).await.map_err(shown)?, None)
         } else {
-            let whole = next.snapshot().map_err(shown)?;
+            let whole = self.snapshot(&next).await.map_err(shown)?;
             let mut answer = whole.clone();
             convert::keep_only(&mut answer, fields);
             (answer, Some(whole))
@@ -317,20 +328,6 @@ impl<S: GameStore> Games<S> {
         }
         Ok(answer)
     }
-}
-
-/// The answer to an action that changed nothing (a second Roll in one
-/// turn): the game as it is, unless the action carried a seed, which it
-/// cannot keep without a new version.
-fn unchanged(live: &Live, dice_seed: &str, fields: &Fields) -> Result<pb::Game, ApiError> {
-    if !dice_seed.is_empty() {
-        return Err(ApiError::invalid(
-            "dice_seed",
-            "this turn's dice are thrown already, so this roll cannot carry a seed: \
-             give it with the move, or with a later roll",
-        ));
-    }
-    live.view(fields)
 }
 
 /// The match's dice with the seat's seed given in the action, if any: it
@@ -433,31 +430,58 @@ fn time_expired() -> ApiError {
     )
 }
 
-/// The timeout of `live`'s running seat, if its time is up at `now`: the
-/// next version and its log entry.
-fn timeout(
-    live: &Live,
-    now: u64,
-    grace: RestartGrace,
-) -> Option<Result<(Live, LogEntry), ApiError>> {
-    let clock = live.clock.filter(|clock| grace.expired(clock, now))?;
-    let (seat, _) = clock.running?;
-    let command = Command::TimeExpired {
-        costs: clock.settings.on_timeout,
-    };
-    let mut match_state = live.match_state.clone();
-    let mut dice = Recorded::new(ServerDice::new(live.dice.clone()));
-    let applied = match_state.apply(seat, &command, &live.rules, &mut dice);
-    let (thrown, fair) = (dice.thrown, dice.source.fair);
-    Some(applied.map_err(ApiError::from).and_then(|events| {
+impl<S: GameStore> Games<S> {
+    /// The answer to an action that changed nothing (a second Roll in one
+    /// turn): the game as it is, unless the action carried a seed, which
+    /// it cannot keep without a new version.
+    async fn unchanged(
+        &self,
+        live: &Live,
+        dice_seed: &str,
+        fields: &Fields,
+    ) -> Result<pb::Game, ApiError> {
+        if !dice_seed.is_empty() {
+            return Err(ApiError::invalid(
+                "dice_seed",
+                "this turn's dice are thrown already, so this roll cannot carry a seed: \
+                 give it with the move, or with a later roll",
+            ));
+        }
+        self.view(live, fields).await
+    }
+
+    /// The timeout of `live`'s running seat, if its time is up at `now`:
+    /// the next version and its log entry.
+    async fn timeout(&self, live: &Live, now: u64) -> Result<Option<(Live, LogEntry)>, ApiError> {
+        let Some(clock) = live.clock.filter(|clock| self.restart.expired(clock, now)) else {
+            return Ok(None);
+        };
+        let Some((seat, _)) = clock.running else {
+            return Ok(None);
+        };
+        let command = Command::TimeExpired {
+            costs: clock.settings.on_timeout,
+        };
+        let work = {
+            let (live, command) = (live.clone(), command.clone());
+            move || {
+                let mut match_state = live.match_state.clone();
+                let mut dice = Recorded::new(ServerDice::new(live.dice.clone()));
+                let applied = match_state.apply(seat, &command, &live.rules, &mut dice);
+                Ok((match_state, applied, dice.thrown, dice.source.fair))
+            }
+        };
+        let (match_state, applied, thrown, fair) =
+            self.off_runtime(&live.rules.plugin, work).await?;
+        let events = applied.map_err(ApiError::from)?;
         let applied = Applied {
             match_state,
             dice: fair,
             thrown,
             events,
         };
-        next_version(live, applied, seat, &command, "", now)
-    }))
+        next_version(live, applied, seat, &command, "", now).map(Some)
+    }
 }
 
 impl<S: GameStore> Games<S> {
@@ -492,10 +516,9 @@ impl<S: GameStore> Games<S> {
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
         let live = self.fresh(&slot, &mut guard, game_id).await?;
-        let Some(timeout) = timeout(live, now_ms(), self.restart) else {
+        let Some((next, entry)) = self.timeout(live, now_ms()).await? else {
             return Ok(false);
         };
-        let (next, entry) = timeout?;
         match self.commit(&slot, live, next, &entry, None).await {
             Ok(_) => Ok(true),
             // Another server moved the game on first: its version stands.

@@ -109,11 +109,6 @@ impl Live {
         })
     }
 
-    /// The whole game as clients see it.
-    pub(super) fn snapshot(&self) -> Result<pb::Game, ApiError> {
-        self.view(&Fields::ALL)
-    }
-
     /// The game as clients see it, with only the fields asked for.
     pub(super) fn view(&self, fields: &Fields) -> Result<pb::Game, ApiError> {
         let view = self
@@ -258,9 +253,16 @@ impl<S: GameStore> Games<S> {
         };
         // A state that reads as JSON may still be one its variant refuses
         // (a die of 9, a board cut short): damaged data, not a plugin bug.
-        if let Err(e) = live.variant_view()
-            && e.kind == RulesErrorKind::InvalidInput
-        {
+        let checked = live.clone();
+        let refused = self
+            .off_runtime(&live.rules.plugin, move || {
+                Ok(checked
+                    .variant_view()
+                    .err()
+                    .is_some_and(|e| e.kind == RulesErrorKind::InvalidInput))
+            })
+            .await?;
+        if refused {
             return Err(ApiError::data_loss(format!(
                 "game {game_id}: its variant refuses the stored state"
             )));
@@ -273,7 +275,8 @@ impl<S: GameStore> Games<S> {
         let game_id = &game_id_of(game_id)?;
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
-        self.fresh(&slot, &mut guard, game_id).await?.view(fields)
+        let live = self.fresh(&slot, &mut guard, game_id).await?;
+        self.view(live, fields).await
     }
 
     /// The game as stored now. Like [`current`](Self::current), and on a

@@ -51,10 +51,13 @@ impl<S: GameStore> Games<S> {
             let live = self.fresh(&slot, &mut guard, game_id).await?;
             let over = live.match_state.phase == bg_engine::game::Phase::MatchOver;
             let proof = match &live.dice {
-                Some(dice) => Some((
-                    crate::convert::verifiable_dice(dice, over),
-                    opening_rule(&live.rules)?,
-                )),
+                Some(dice) => {
+                    let rules = live.rules.clone();
+                    let opening = self
+                        .off_runtime(&live.rules.plugin, move || opening_rule(&rules))
+                        .await?;
+                    Some((crate::convert::verifiable_dice(dice, over), opening))
+                }
                 None => None,
             };
             (

@@ -15,7 +15,7 @@
 //! answer (the answer is most of an action's bytes).
 
 use bg_engine::game::{DiceSource, Match};
-use bg_store::GameStore;
+use bg_store::{GameStore, LogEntry};
 use tonic::Code;
 
 use super::cache::Live;
@@ -60,89 +60,97 @@ impl<S: GameStore> Games<S> {
             .log_after(game_id, 0)
             .await
             .map_err(ApiError::store)?;
-        let mut game: Option<Match> = None;
-        // Every die of the match is logged: the dice thrown by `version`.
-        let mut thrown = 0u64;
-        let mut last_events = Vec::new();
-        // The clock as the entry of `version` left it.
-        let mut clock = None;
-        let mut reached = 0;
-        for (n, stored) in log.iter().take_while(|e| e.version <= version).enumerate() {
-            let expected = n as u64 + 1;
-            if stored.version != expected {
-                return Err(not_rebuilt(
-                    version,
-                    format!("version {expected} is not logged"),
-                ));
-            }
-            let entry = Entry::read(stored)?;
-            let Entry::Logged(logged) = &entry else {
-                return Err(not_rebuilt(version, "its log predates logged commands"));
-            };
-            thrown += logged.dice.len() as u64;
-            clock = logged.clock;
-            let mut dice = Rethrown::new(logged.dice.clone());
-            let events = match (&mut game, logged.by, &logged.command()) {
-                (None, None, None) => {
-                    let (started, events) =
-                        started_again(live, &mut dice).map_err(|e| not_rebuilt(version, e))?;
-                    game = Some(started);
-                    events
-                }
-                (Some(game), Some(by), Some(command)) => game
-                    .apply(by, command, &live.rules, &mut dice)
-                    .map_err(|e| not_rebuilt(version, e))?,
-                _ => {
-                    return Err(not_rebuilt(
-                        version,
-                        format!("log entry {expected} is out of place"),
-                    ));
-                }
-            };
-            if events != logged.events || !dice.all_used() {
-                return Err(not_rebuilt(
-                    version,
-                    format!("version {expected} does not apply as logged"),
-                ));
-            }
-            last_events = entry.api_events();
-            reached = expected;
-        }
-        let (Some(game), true) = (game, reached == version) else {
-            return Err(not_rebuilt(version, "the log ends before it"));
-        };
-        let mut record = live.record.clone();
-        record.version = version;
-        // The seeds as they were: one a seat gave after `version` is not.
-        let mut later_seeds = Vec::new();
-        for stored in log.iter().filter(|e| e.version > version) {
-            if let Entry::Logged(logged) = Entry::read(stored)?
-                && !logged.dice_seed.is_empty()
-            {
-                later_seeds.extend(logged.by);
-            }
-        }
-        let dice = live.dice.clone().map(|mut dice| {
-            dice.thrown = thrown;
-            for seat in later_seeds {
-                *dice.seeds.of_mut(seat) = Default::default();
-            }
-            dice
-        });
-        record.state =
-            snapshot::encode(&game, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
-        record.finished = game.phase == bg_engine::game::Phase::MatchOver;
-        record.deadline_ms = clock.and_then(|c| c.deadline_ms());
-        Ok(Live {
-            record,
-            match_state: game,
-            dice,
-            clock,
-            rules: live.rules.clone(),
-            last_events,
-            stale: false,
-        })
+        // The replay calls the variant: off the runtime (see `guard`).
+        let base = live.clone();
+        self.off_runtime(&live.rules.plugin, move || rebuild(&base, &log, version))
+            .await
     }
+}
+
+/// `live`'s match at `version`, replayed from its log (the dice as logged).
+fn rebuild(live: &Live, log: &[LogEntry], version: u64) -> Result<Live, ApiError> {
+    let mut game: Option<Match> = None;
+    // Every die of the match is logged: the dice thrown by `version`.
+    let mut thrown = 0u64;
+    let mut last_events = Vec::new();
+    // The clock as the entry of `version` left it.
+    let mut clock = None;
+    let mut reached = 0;
+    for (n, stored) in log.iter().take_while(|e| e.version <= version).enumerate() {
+        let expected = n as u64 + 1;
+        if stored.version != expected {
+            return Err(not_rebuilt(
+                version,
+                format!("version {expected} is not logged"),
+            ));
+        }
+        let entry = Entry::read(stored)?;
+        let Entry::Logged(logged) = &entry else {
+            return Err(not_rebuilt(version, "its log predates logged commands"));
+        };
+        thrown += logged.dice.len() as u64;
+        clock = logged.clock;
+        let mut dice = Rethrown::new(logged.dice.clone());
+        let events = match (&mut game, logged.by, &logged.command()) {
+            (None, None, None) => {
+                let (started, events) =
+                    started_again(live, &mut dice).map_err(|e| not_rebuilt(version, e))?;
+                game = Some(started);
+                events
+            }
+            (Some(game), Some(by), Some(command)) => game
+                .apply(by, command, &live.rules, &mut dice)
+                .map_err(|e| not_rebuilt(version, e))?,
+            _ => {
+                return Err(not_rebuilt(
+                    version,
+                    format!("log entry {expected} is out of place"),
+                ));
+            }
+        };
+        if events != logged.events || !dice.all_used() {
+            return Err(not_rebuilt(
+                version,
+                format!("version {expected} does not apply as logged"),
+            ));
+        }
+        last_events = entry.api_events();
+        reached = expected;
+    }
+    let (Some(game), true) = (game, reached == version) else {
+        return Err(not_rebuilt(version, "the log ends before it"));
+    };
+    let mut record = live.record.clone();
+    record.version = version;
+    // The seeds as they were: one a seat gave after `version` is not.
+    let mut later_seeds = Vec::new();
+    for stored in log.iter().filter(|e| e.version > version) {
+        if let Entry::Logged(logged) = Entry::read(stored)?
+            && !logged.dice_seed.is_empty()
+        {
+            later_seeds.extend(logged.by);
+        }
+    }
+    let dice = live.dice.clone().map(|mut dice| {
+        dice.thrown = thrown;
+        for seat in later_seeds {
+            *dice.seeds.of_mut(seat) = Default::default();
+        }
+        dice
+    });
+    record.state =
+        snapshot::encode(&game, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
+    record.finished = game.phase == bg_engine::game::Phase::MatchOver;
+    record.deadline_ms = clock.and_then(|c| c.deadline_ms());
+    Ok(Live {
+        record,
+        match_state: game,
+        dice,
+        clock,
+        rules: live.rules.clone(),
+        last_events,
+        stale: false,
+    })
 }
 
 /// The match as it was created: from the variant's setup (or the position

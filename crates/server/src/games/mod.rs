@@ -19,6 +19,7 @@ mod actions;
 mod cache;
 mod events;
 mod export;
+mod guard;
 mod history;
 mod new_game;
 mod retention;
@@ -61,7 +62,12 @@ pub struct Games<S> {
     /// What a clock that ran out while this server was not running
     /// gives its seat: when this server started, and the grace from then.
     restart: RestartGrace,
+    /// How long work calling a plugin may take (see `guard`).
+    plugin_deadline: std::time::Duration,
 }
+
+/// How long work calling a plugin may take by default.
+pub const DEFAULT_PLUGIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A clock that ran out before this server started (it was down) runs
 /// out `grace_ms` after the start instead: the seat gets that long to act
@@ -106,7 +112,14 @@ impl<S: GameStore> Games<S> {
                 started_ms: now_ms(),
                 grace_ms: 0,
             },
+            plugin_deadline: DEFAULT_PLUGIN_DEADLINE,
         }
+    }
+
+    /// Work calling a plugin answers `VARIANT_FAULT` past `deadline`.
+    pub fn with_plugin_deadline(mut self, deadline: std::time::Duration) -> Games<S> {
+        self.plugin_deadline = deadline;
+        self
     }
 
     /// A clock that ran out before this server started runs out `grace`

@@ -80,10 +80,12 @@ impl<S: GameStore> Games<S> {
         let fair = verifiable_dice(request)?;
         let clock = convert::clock_settings(request.settings.as_ref())?
             .map(|clock| Clock::new(clock, settings.match_length));
-        let (started, thrown, fair) = {
-            let mut dice = Recorded::new(ServerDice::new(fair));
-            let started =
-                match &taken_up {
+        // The variant's work, off the runtime (see `guard`).
+        let work = {
+            let (rules, taken_up) = (rules.clone(), taken_up);
+            move || {
+                let mut dice = Recorded::new(ServerDice::new(fair));
+                let started = match &taken_up {
                     Some((board, from)) => rules
                         .setup_at(board)
                         .map_err(GameError::Rules)
@@ -92,8 +94,10 @@ impl<S: GameStore> Games<S> {
                         }),
                     None => Match::new(settings, &rules, &mut dice),
                 };
-            (started, dice.thrown, dice.source.fair)
+                Ok((started, dice.thrown, dice.source.fair))
+            }
         };
+        let (started, thrown, fair) = self.off_runtime(&plugin, work).await?;
         let (game, events) = started.map_err(|e| {
             // A position the variant refuses is the caller's mistake,
             // not the plugin's fault.
@@ -182,7 +186,7 @@ impl<S: GameStore> Games<S> {
             stale: false,
         };
         let response = pb::NewGameResponse {
-            game: Some(live.snapshot()?),
+            game: Some(self.snapshot(&live).await?),
             white_token: tokens[0].clone(),
             black_token: tokens[1].clone(),
         };

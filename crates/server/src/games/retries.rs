@@ -163,7 +163,10 @@ impl<S: GameStore> Games<S> {
                     "the game moved on on another server",
                 ))
             }
-            Answer::Version(version) => self.at_version(live, *version).await?.view(fields),
+            Answer::Version(version) => {
+                let then = self.at_version(live, *version).await?;
+                self.view(&then, fields).await
+            }
             Answer::Response(bytes) => {
                 let mut game = pb::Game::decode(bytes.as_slice()).map_err(corrupt)?;
                 convert::keep_only(&mut game, fields);
@@ -185,8 +188,9 @@ impl<S: GameStore> Games<S> {
                 let slot = self.slot(game_id);
                 let mut guard = slot.live.lock().await;
                 let live = self.fresh(&slot, &mut guard, game_id).await?;
+                let first = self.at_version(live, 1).await?;
                 pb::NewGameResponse {
-                    game: Some(self.at_version(live, 1).await?.snapshot()?),
+                    game: Some(self.snapshot(&first).await?),
                     ..Default::default()
                 }
             }

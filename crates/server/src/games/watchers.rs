@@ -36,7 +36,8 @@ impl<S: GameStore> Games<S> {
             .log_after(game_id, from)
             .await
             .map_err(ApiError::store)?;
-        let updates = updates_from(&past, reloaded.record.version, reloaded.snapshot()?)?;
+        let now = self.snapshot(reloaded).await?;
+        let updates = updates_from(&past, reloaded.record.version, now)?;
         for update in updates {
             let _ = slot.updates.send(Arc::new(update));
         }
@@ -146,7 +147,7 @@ impl<S: GameStore> Games<S> {
             let current = live.record.version;
             // The game as it stands ends a catch-up (none when there is none).
             let snapshot = if from_version < current {
-                Some(live.snapshot()?)
+                Some(self.snapshot(live).await?)
             } else {
                 None
             };

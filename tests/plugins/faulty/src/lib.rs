@@ -6,7 +6,10 @@
 //! - `accept_anything`: `apply_play` accepts any play and returns a board
 //!   that is not among the legal results;
 //! - `undeclared_name`: its scoreboard shows a tally its info does not
-//!   declare (it declares "moves", and shows "not_declared").
+//!   declare (it declares "moves", and shows "not_declared");
+//! - `spin`: a move (`apply_play`) never returns: it spins for ever;
+//! - `slow_once`: the first move in the process takes 1.5 s, then it
+//!   behaves.
 //!
 //! The fault is stored in the game state, so it follows the game.
 
@@ -27,7 +30,12 @@ pub enum Fault {
     ExtraChecker = 2,
     AcceptAnything = 3,
     UndeclaredName = 4,
+    Spin = 5,
+    SlowOnce = 6,
 }
+
+/// Whether a `slow_once` move was slow already in this process.
+static SLOWED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 #[derive(Clone, Copy, Debug)]
 pub struct FaultyState {
@@ -35,12 +43,14 @@ pub struct FaultyState {
     fault: Fault,
 }
 
-const FAULTS: [&str; 5] = [
+const FAULTS: [&str; 7] = [
     "none",
     "panic",
     "extra_checker",
     "accept_anything",
     "undeclared_name",
+    "spin",
+    "slow_once",
 ];
 
 impl Variant for Faulty {
@@ -77,6 +87,8 @@ impl Variant for Faulty {
             "extra_checker" => Fault::ExtraChecker,
             "accept_anything" => Fault::AcceptAnything,
             "undeclared_name" => Fault::UndeclaredName,
+            "spin" => Fault::Spin,
+            "slow_once" => Fault::SlowOnce,
             _ => Fault::None,
         };
         let setup = Standard.new_game(&Options::new())?;
@@ -113,8 +125,15 @@ impl Variant for Faulty {
         seat: Seat,
         play: &Play,
     ) -> Result<Board, VariantError> {
-        if state.fault == Fault::Panic {
-            panic!("faulty plugin: apply_play panics on purpose");
+        match state.fault {
+            Fault::Panic => panic!("faulty plugin: apply_play panics on purpose"),
+            Fault::Spin => loop {
+                std::hint::spin_loop();
+            },
+            Fault::SlowOnce if !SLOWED.swap(true, std::sync::atomic::Ordering::SeqCst) => {
+                std::thread::sleep(std::time::Duration::from_millis(1500));
+            }
+            _ => {}
         }
         Standard.play_result(&state.inner, seat, play)
     }
@@ -187,6 +206,8 @@ impl StateCodec for FaultyState {
             2 => Fault::ExtraChecker,
             3 => Fault::AcceptAnything,
             4 => Fault::UndeclaredName,
+            5 => Fault::Spin,
+            6 => Fault::SlowOnce,
             _ => Fault::None,
         };
         Ok(FaultyState {
