@@ -5,6 +5,7 @@
 //! rules come from the plugins, the game flow from the server.
 
 mod bench;
+mod check;
 mod client;
 mod commands;
 mod offline;
@@ -253,6 +254,11 @@ enum Command {
     },
     /// Lists the variant plugins in the plugin folder (offline), and the files skipped.
     Plugins,
+    /// A plugin author's tools (offline).
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
     /// Prints the legal plays of each corpus line (offline): `POSITION_ID
     /// DIE1 DIE2 COUNT RESULT_ID...`, results sorted (the gnubg corpus format).
     Plays {
@@ -278,6 +284,30 @@ enum Command {
     Bench {
         #[command(subcommand)]
         bench: Bench,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Checks a plugin file as the server would load it: its ABI and
+    /// info, then random matches through the engine's match flow with
+    /// every invariant the server relies on, damaged state bytes and bad
+    /// options. Exits 1 naming the first failure and its position.
+    Check {
+        /// The plugin file (.so, .dylib or .dll).
+        file: PathBuf,
+        /// Random matches to play.
+        #[arg(long, default_value_t = 500)]
+        games: u32,
+        /// The seed of the random matches (a failure says how to replay it).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// An option of the variant, `name=value` (repeatable).
+        #[arg(long = "option")]
+        options: Vec<String>,
+        /// Actions after which a game that has not ended fails the check.
+        #[arg(long, default_value_t = 20_000)]
+        max_actions: u32,
     },
 }
 
@@ -385,6 +415,24 @@ fn run() -> Result<()> {
     let transport = cli.transport();
     match cli.command {
         Command::Plugins => offline::plugins(&cli.plugin_dir),
+        Command::Plugin {
+            command:
+                PluginCommand::Check {
+                    file,
+                    games,
+                    seed,
+                    options,
+                    max_actions,
+                },
+        } => check::run(
+            &file,
+            &check::Settings {
+                games,
+                seed,
+                options: client::parse_options(&options)?.into_iter().collect(),
+                max_actions,
+            },
+        ),
         Command::Verify {
             file: Some(file),
             commitment,

@@ -41,14 +41,47 @@ pub struct Action {
 
 /// What an action comes to on one copy of the game.
 enum Judged {
-    /// A new version to store, with its log entry.
-    Apply(Live, LogEntry),
+    /// A new version to store, with its log entry and its answer.
+    Apply(Box<Next>),
     /// An answer with no new version: a refusal, the first answer to a
     /// retry, a stale version.
     Answer(Box<Result<pb::Game, ApiError>>),
     /// The running seat's time ran out before the action came: the
     /// timeout to store (the action is refused once it is).
-    TimedOut(Live, LogEntry),
+    TimedOut(Box<Next>),
+}
+
+/// A new version, made and shown off the runtime (see `guard`), to
+/// commit: the game after the action, its log entry, the answer (and the
+/// whole game for the watchers, when there are some).
+struct Next {
+    live: Live,
+    entry: LogEntry,
+    answer: pb::Game,
+    whole: Option<pb::Game>,
+}
+
+/// The answer to an action that made `next`, and the whole game for the
+/// watchers when someone watches. Built before the commit, so that a game
+/// that cannot be shown is not stored; the whole game is built only if
+/// someone watches (no one can start watching while an action holds the
+/// game); the answer is then cut from it, otherwise built with only its
+/// fields.
+fn shown(next: Live, entry: LogEntry, fields: &Fields, watched: bool) -> Result<Next, ApiError> {
+    let (answer, whole) = if watched {
+        let whole = next.view(&Fields::ALL)?;
+        let mut answer = whole.clone();
+        convert::keep_only(&mut answer, fields);
+        (answer, Some(whole))
+    } else {
+        (next.view(fields)?, None)
+    };
+    Ok(Next {
+        live: next,
+        entry,
+        answer,
+        whole,
+    })
 }
 
 /// Every action names the version it acted on: 0 is no version.
@@ -107,23 +140,19 @@ impl<S: GameStore> Games<S> {
             let live = self
                 .current(&slot, &mut guard, game_id, action.expected_version)
                 .await?;
-            match self.judge(live, seat, &command, &action).await {
-                Judged::TimedOut(next, entry) => {
-                    match self.commit(&slot, live, next, &entry, None).await {
-                        Err(Lost::ToAnotherWriter(e)) if lost_commits < MAX_LOST_COMMITS => {
-                            tracing::debug!(game_id, error = %e, "timeout lost to another writer");
-                            lost_commits += 1;
-                        }
-                        Err(Lost::ToAnotherWriter(e)) => return Err(ApiError::store(e)),
-                        Err(Lost::Answered(answer)) => return answer,
-                        Ok(_) => return Err(time_expired()),
+            let watched = slot.updates.receiver_count() > 0;
+            match self.judge(live, seat, &command, &action, watched).await {
+                Judged::TimedOut(next) => match self.commit(&slot, live, *next, None).await {
+                    Err(Lost::ToAnotherWriter(e)) if lost_commits < MAX_LOST_COMMITS => {
+                        tracing::debug!(game_id, error = %e, "timeout lost to another writer");
+                        lost_commits += 1;
                     }
-                }
-                Judged::Apply(next, entry) => {
-                    match self
-                        .commit(&slot, live, next, &entry, Some((seat, &action)))
-                        .await
-                    {
+                    Err(Lost::ToAnotherWriter(e)) => return Err(ApiError::store(e)),
+                    Err(Lost::Answered(answer)) => return answer,
+                    Ok(_) => return Err(time_expired()),
+                },
+                Judged::Apply(next) => {
+                    match self.commit(&slot, live, *next, Some((seat, &action))).await {
                         Err(Lost::ToAnotherWriter(e)) if lost_commits < MAX_LOST_COMMITS => {
                             tracing::debug!(game_id, error = %e, "commit lost to another writer");
                             lost_commits += 1;
@@ -153,7 +182,14 @@ impl<S: GameStore> Games<S> {
 
     /// The action judged on this copy of the game: a new version to
     /// commit, or an answer without one.
-    async fn judge(&self, live: &Live, seat: Seat, command: &Command, action: &Action) -> Judged {
+    async fn judge(
+        &self,
+        live: &Live,
+        seat: Seat,
+        command: &Command,
+        action: &Action,
+        watched: bool,
+    ) -> Judged {
         let scope = action_scope(&live.record.game_id, seat);
         // A request applied before moved the game past the version it
         // expected, so one that expects the current version is not a retry:
@@ -179,8 +215,8 @@ impl<S: GameStore> Games<S> {
         // Too late: the running seat's time is up (whoever asks). The
         // timeout is applied first; of it and an action just in time,
         // the store's compare-and-set lets one through, never both.
-        match self.timeout(live, now_ms()).await {
-            Ok(Some((next, entry))) => return Judged::TimedOut(next, entry),
+        match self.timeout(live, now_ms(), watched).await {
+            Ok(Some(next)) => return Judged::TimedOut(Box::new(next)),
             Ok(None) => {}
             Err(e) => return Judged::Answer(Box::new(Err(e))),
         }
@@ -188,54 +224,55 @@ impl<S: GameStore> Games<S> {
             Ok(fair) => fair,
             Err(e) => return Judged::Answer(Box::new(Err(e))),
         };
-        // The variant's work, off the runtime (see `guard`), on a copy.
+        // The variant's work, off the runtime (see `guard`), on a copy:
+        // the action applied, and when it made a new version, that
+        // version and its answer, in one go.
         let work = {
             let (live, command) = (live.clone(), command.clone());
+            let (dice_seed, fields) = (action.dice_seed.clone(), action.fields);
             move || {
                 let mut match_state = live.match_state.clone();
                 let mut dice = Recorded::new(ServerDice::new(fair));
                 let applied = match_state.apply(seat, &command, &live.rules, &mut dice);
-                Ok((match_state, applied, dice.thrown, dice.source.fair))
+                match applied {
+                    Ok(events) if !events.is_empty() => {
+                        let applied = Applied {
+                            match_state,
+                            dice: dice.source.fair,
+                            thrown: dice.thrown,
+                            events,
+                        };
+                        let (next, entry) =
+                            next_version(&live, applied, seat, &command, &dice_seed, now_ms())?;
+                        shown(next, entry, &fields, watched).map(Ok)
+                    }
+                    other => Ok(Err(other)),
+                }
             }
         };
-        let (match_state, applied, thrown, fair) =
-            match self.off_runtime(&live.rules.plugin, work).await {
-                Ok(worked) => worked,
-                Err(e) => return Judged::Answer(Box::new(Err(e))),
-            };
-        let events = match applied {
-            Ok(events) if !events.is_empty() => events,
-            // Refused, or nothing changed (a second Roll in one turn): no
-            // new version, unless the id belongs to another request.
-            answer => {
-                return Judged::Answer(Box::new(
-                    match self.previous_answer(&scope, &action.request_id).await {
-                        Ok(Some(previous)) => {
-                            self.answer_again(live, &previous, &action.fingerprint, &action.fields)
-                                .await
-                        }
-                        Ok(None) => match answer {
-                            Ok(_) => {
-                                self.unchanged(live, &action.dice_seed, &action.fields)
-                                    .await
-                            }
-                            Err(e) => Err(ApiError::from(e)),
-                        },
-                        Err(e) => Err(e),
-                    },
-                ));
-            }
+        let applied = match self.off_runtime(&live.rules.plugin, work).await {
+            Ok(Ok(next)) => return Judged::Apply(Box::new(next)),
+            Ok(Err(applied)) => applied,
+            Err(e) => return Judged::Answer(Box::new(Err(e))),
         };
-        let applied = Applied {
-            match_state,
-            dice: fair,
-            thrown,
-            events,
-        };
-        match next_version(live, applied, seat, command, &action.dice_seed, now_ms()) {
-            Ok((next, entry)) => Judged::Apply(next, entry),
-            Err(e) => Judged::Answer(Box::new(Err(e))),
-        }
+        // Refused, or nothing changed (a second Roll in one turn): no new
+        // version, unless the id belongs to another request.
+        Judged::Answer(Box::new(
+            match self.previous_answer(&scope, &action.request_id).await {
+                Ok(Some(previous)) => {
+                    self.answer_again(live, &previous, &action.fingerprint, &action.fields)
+                        .await
+                }
+                Ok(None) => match applied {
+                    Ok(_) => {
+                        self.unchanged(live, &action.dice_seed, &action.fields)
+                            .await
+                    }
+                    Err(e) => Err(ApiError::from(e)),
+                },
+                Err(e) => Err(e),
+            },
+        ))
     }
 
     /// Stores the new version (with the request id and the version it
@@ -244,27 +281,17 @@ impl<S: GameStore> Games<S> {
         &self,
         slot: &Slot,
         live: &mut Live,
-        next: Live,
-        entry: &LogEntry,
+        next: Next,
         by: Option<(Seat, &Action)>,
     ) -> Result<pb::Game, Lost> {
         let game_id = &live.record.game_id;
-        // The server's own actions (a timeout) have no seat's request.
-        let fields = by.map_or(&Fields::ALL, |(_, action)| &action.fields);
-        // Built before the commit, so that a game that cannot be shown
-        // is not stored. Watchers get the whole game (each cuts it to its
-        // own mask), built only if someone watches (no one can start
-        // watching while this action holds the game); the answer is then
-        // cut from it, and otherwise built with only its fields.
-        let shown = |e| Lost::Answered(Err(e));
-        let (answer, whole) = if slot.updates.receiver_count() == 0 {
-            (self.view(&next, fields).await.map_err(shown)?, None)
-        } else {
-            let whole = self.snapshot(&next).await.map_err(shown)?;
-            let mut answer = whole.clone();
-            convert::keep_only(&mut answer, fields);
-            (answer, Some(whole))
-        };
+        let Next {
+            live: next,
+            entry,
+            answer,
+            whole,
+        } = next;
+        let entry = &entry;
         let request = by.and_then(|(seat, action)| {
             (!action.request_id.is_empty()).then(|| RequestRecord {
                 scope: action_scope(game_id, seat),
@@ -451,8 +478,13 @@ impl<S: GameStore> Games<S> {
     }
 
     /// The timeout of `live`'s running seat, if its time is up at `now`:
-    /// the next version and its log entry.
-    async fn timeout(&self, live: &Live, now: u64) -> Result<Option<(Live, LogEntry)>, ApiError> {
+    /// the next version, its log entry and how it is shown.
+    async fn timeout(
+        &self,
+        live: &Live,
+        now: u64,
+        watched: bool,
+    ) -> Result<Option<Next>, ApiError> {
         let Some(clock) = live.clock.filter(|clock| self.restart.expired(clock, now)) else {
             return Ok(None);
         };
@@ -463,24 +495,24 @@ impl<S: GameStore> Games<S> {
             costs: clock.settings.on_timeout,
         };
         let work = {
-            let (live, command) = (live.clone(), command.clone());
+            let live = live.clone();
             move || {
                 let mut match_state = live.match_state.clone();
                 let mut dice = Recorded::new(ServerDice::new(live.dice.clone()));
-                let applied = match_state.apply(seat, &command, &live.rules, &mut dice);
-                Ok((match_state, applied, dice.thrown, dice.source.fair))
+                let events = match_state
+                    .apply(seat, &command, &live.rules, &mut dice)
+                    .map_err(ApiError::from)?;
+                let applied = Applied {
+                    match_state,
+                    dice: dice.source.fair,
+                    thrown: dice.thrown,
+                    events,
+                };
+                let (next, entry) = next_version(&live, applied, seat, &command, "", now)?;
+                shown(next, entry, &Fields::ALL, watched)
             }
         };
-        let (match_state, applied, thrown, fair) =
-            self.off_runtime(&live.rules.plugin, work).await?;
-        let events = applied.map_err(ApiError::from)?;
-        let applied = Applied {
-            match_state,
-            dice: fair,
-            thrown,
-            events,
-        };
-        next_version(live, applied, seat, &command, "", now).map(Some)
+        self.off_runtime(&live.rules.plugin, work).await.map(Some)
     }
 }
 
@@ -516,10 +548,11 @@ impl<S: GameStore> Games<S> {
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
         let live = self.fresh(&slot, &mut guard, game_id).await?;
-        let Some((next, entry)) = self.timeout(live, now_ms()).await? else {
+        let watched = slot.updates.receiver_count() > 0;
+        let Some(next) = self.timeout(live, now_ms(), watched).await? else {
             return Ok(false);
         };
-        match self.commit(&slot, live, next, &entry, None).await {
+        match self.commit(&slot, live, next, None).await {
             Ok(_) => Ok(true),
             // Another server moved the game on first: its version stands.
             Err(Lost::ToAnotherWriter(_)) => Ok(false),

@@ -17,7 +17,7 @@ use bg_standard_rules::{Standard, StandardState};
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
 use bg_variant_api::{
     Capabilities, Label, OptionSpec, Options, Outcome, Scoreboard, Setup, StateCodec, Tally,
-    Transition, Variant, VariantError, VariantInfo, option_value,
+    Transition, Variant, VariantError, VariantInfo, check_option_names, option_value,
 };
 
 #[derive(Default)]
@@ -82,6 +82,7 @@ impl Variant for Faulty {
     }
 
     fn new_game(&self, options: &Options) -> Result<Setup<FaultyState>, VariantError> {
+        check_option_names(options, &["fault"])?;
         let fault = match option_value(options, "fault", &FAULTS, "none")? {
             "panic" => Fault::Panic,
             "extra_checker" => Fault::ExtraChecker,
