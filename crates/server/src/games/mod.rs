@@ -64,6 +64,8 @@ pub struct Games<S> {
     restart: RestartGrace,
     /// How long work calling a plugin may take (see `guard`).
     plugin_deadline: std::time::Duration,
+    /// The threads work calling a plugin runs on (see `guard`).
+    plugin_threads: guard::PluginThreads,
 }
 
 /// How long work calling a plugin may take by default.
@@ -113,6 +115,7 @@ impl<S: GameStore> Games<S> {
                 grace_ms: 0,
             },
             plugin_deadline: DEFAULT_PLUGIN_DEADLINE,
+            plugin_threads: guard::PluginThreads::new(),
         }
     }
 
