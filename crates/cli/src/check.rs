@@ -209,7 +209,8 @@ fn play_one(
         }
         let events = m.apply(seat, &command, rules, &mut dice).with_context(|| {
             format!(
-                "{seat} {command:?} refused at {}",
+                "{seat}'s {} refused at {}",
+                said(&command),
                 position(plugin, &m.variant_state, m.turn)
             )
         })?;
@@ -379,5 +380,14 @@ fn position(plugin: &Plugin, state: &[u8], seat: Seat) -> String {
             position_id::encode(&board, seat)
         ),
         Err(e) => format!("a state the plugin cannot show ({e})"),
+    }
+}
+
+/// A command as a player says it.
+fn said(command: &Command) -> String {
+    match command {
+        Command::Move { play } => format!("play {play}"),
+        Command::Decide { choice } => format!("decision {choice:?}"),
+        other => format!("{other:?}").to_lowercase(),
     }
 }
