@@ -76,6 +76,9 @@ pub fn run(file: &Path, settings: &Settings) -> Result<()> {
     );
     bad_options(&plugin)?;
     println!("  unknown options and values not allowed: refused as INVALID_OPTION");
+    if caps.contains(Capabilities::SETUP_POSITION) {
+        println!("  start positions that are no boards: refused with an error");
+    }
     let rules = VariantRules::new(plugin.clone(), settings.options.clone());
     let mut rng = StdRng::seed_from_u64(settings.seed);
     let mut timing = Timing::default();
@@ -188,6 +191,9 @@ fn play_one(
     };
     check_events(plugin, caps, &events, &mut played)?;
     damaged_states(plugin, &m.variant_state, rng)?;
+    if caps.contains(Capabilities::SETUP_POSITION) {
+        impossible_boards(plugin, &settings.options)?;
+    }
     let mut in_game = 0u32;
     while m.phase != Phase::MatchOver {
         in_game += 1;
@@ -257,6 +263,15 @@ fn next_command(
                 .context("the decision phase has no decision")?;
             if decision.choices.is_empty() {
                 bail!("a decision with no choices");
+            }
+            // A choice not on offer is the player's mistake, not a fault.
+            match plugin.decide(&m.variant_state, decision.seat, "not-a-choice") {
+                Err(e) if e.kind == RulesErrorKind::IllegalDecision => {}
+                Err(e) => bail!(
+                    "a choice not on offer refused as {}, not ILLEGAL_DECISION: {e}",
+                    e.reason()
+                ),
+                Ok(_) => bail!("a choice not on offer (\"not-a-choice\") accepted"),
             }
             Command::Decide {
                 choice: decision.choices[rng.random_range(0..decision.choices.len())].clone(),
@@ -366,6 +381,28 @@ fn damaged_states(plugin: &Plugin, state: &[u8], rng: &mut StdRng) -> Result<()>
             && e.kind == RulesErrorKind::VariantFault
         {
             bail!("state bytes {what} answered with a fault, not an error: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// Boards that are no boards (a 16th checker, a point held by both
+/// sides) given to set up a position: refused with an error, never a
+/// fault, never accepted.
+fn impossible_boards(plugin: &Plugin, options: &Options) -> Result<()> {
+    let mut extra = Board::standard_start();
+    extra.checkers[0][6] += 1;
+    // White's 12-point is black's 13-point, where black has five.
+    let mut shared = Board::standard_start();
+    shared.checkers[0][12] += 1;
+    shared.checkers[0][13] -= 1;
+    for (what, board) in [("a 16th checker", extra), ("a point held by both", shared)] {
+        match plugin.setup_position(&board, options) {
+            Err(e) if e.kind == RulesErrorKind::VariantFault => {
+                bail!("a board with {what} set up: a fault, not an error: {e}")
+            }
+            Err(_) => {}
+            Ok(_) => bail!("a board with {what} accepted as a start position"),
         }
     }
     Ok(())
