@@ -8,10 +8,10 @@
 //! both), legal plays the same when asked again and free of duplicate
 //! results, a played result reached, every game ending, each outcome
 //! among the variant's win levels, a scoreboard using only declared
-//! names. Damaged state bytes and bad
-//! options must be refused with an error, never a fault. It says what it
-//! checked and stops at the first failure, naming the game, the action
-//! and the position that shows it.
+//! names, a choice not on offer refused. Damaged state bytes, bad
+//! options and impossible start positions must be refused with an
+//! error, never a fault. It says what it checked and stops at the first
+//! failure, naming the game, the action and the position that shows it.
 
 use std::path::Path;
 use std::sync::Arc;
