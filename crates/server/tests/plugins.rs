@@ -478,3 +478,59 @@ async fn a_call_past_the_deadline_changes_nothing_and_the_game_plays_on_once_it_
         moved.version
     );
 }
+
+/// More plugin work than the plugin threads can start within the
+/// deadline: what waited past it without starting is answered
+/// `UNAVAILABLE`, `OVERLOADED`, nothing changed, with no fault charged to
+/// the plugin; every other move is applied or answered at the deadline.
+#[tokio::test(flavor = "multi_thread")]
+async fn work_that_could_not_start_within_the_deadline_is_refused_as_overloaded() {
+    let fixture = start_with_plugins(
+        &[("bg_test_faulty", "libbg_test_faulty.so")],
+        &["--plugin-call-timeout-ms", "1000"],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    // Every move takes 400 ms, on as many threads as the cores: far more
+    // moves at once than can start within a second.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut games = Vec::new();
+    for _ in 0..cores * 4 + 4 {
+        games.push(faulty_game(&mut client, "slow").await);
+    }
+    let moves: Vec<_> = games
+        .iter()
+        .map(|g| {
+            let addr = fixture.server.addr.clone();
+            let request = with_token(
+                move_request(g, &g.game.legal_plays[0].notation, "slow"),
+                g.to_act_token(),
+            );
+            tokio::spawn(async move { connect(&addr).await.r#move(request).await })
+        })
+        .collect();
+    let mut overloaded = Vec::new();
+    for (g, answer) in games.iter().zip(moves) {
+        match answer.await.unwrap() {
+            Ok(moved) => assert_eq!(moved.into_inner().version, g.game.version + 1),
+            Err(status) if reason(&status) == "OVERLOADED" => {
+                assert_eq!(status.code(), Code::Unavailable);
+                overloaded.push(g);
+            }
+            Err(status) => assert_eq!(reason(&status), "VARIANT_FAULT", "{status:?}"),
+        }
+    }
+    assert!(!overloaded.is_empty(), "some work could not start in time");
+    // Nothing happened to those games, once the variant is free again.
+    let start = std::time::Instant::now();
+    while !unhealthy(&mut client, "faulty").await.is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "never healthy again"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for g in overloaded {
+        let unchanged = get_game(&mut client, g).await;
+        assert_eq!(unchanged.version, g.game.version);
+    }
+}

@@ -16,6 +16,7 @@
 //! process: that needs the plugin in a process of its own.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use bg_api::v1 as pb;
 use bg_engine::game::{MatchSettings, RulesErrorKind};
@@ -41,10 +42,36 @@ impl<S: GameStore> Games<S> {
             return Err(not_called(format!("variant unavailable: {why}")));
         }
         let (answer, mut answered) = tokio::sync::oneshot::channel();
+        // Whether the work began: one that waited in the queue past the
+        // deadline (the server is overloaded) is dropped unstarted, and is
+        // no fault of the plugin's.
+        let progress = Arc::new(AtomicU8::new(QUEUED));
+        let begun = progress.clone();
         self.plugin_threads.run(Box::new(move || {
-            let _ = answer.send(work());
+            if begun
+                .compare_exchange(QUEUED, STARTED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                let _ = answer.send(work());
+            }
         }));
-        match tokio::time::timeout(self.plugin_deadline, &mut answered).await {
+        let answered_in_time = tokio::time::timeout(self.plugin_deadline, &mut answered).await;
+        if answered_in_time.is_err()
+            && progress
+                .compare_exchange(QUEUED, DROPPED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            tracing::warn!(
+                variant = plugin.name(),
+                "plugin work waited past the deadline without starting: overloaded"
+            );
+            return Err(ApiError::new(
+                Code::Unavailable,
+                "OVERLOADED",
+                "the server is too busy to judge this now; nothing was changed: send it again",
+            ));
+        }
+        match answered_in_time {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => {
                 tracing::error!(variant = plugin.name(), "work on a game panicked");
@@ -161,6 +188,11 @@ fn labels(labels: &[bg_variant_api::Label]) -> Vec<pb::Label> {
 
 /// Work that calls a plugin.
 type Job = Box<dyn FnOnce() + Send>;
+
+/// Where a piece of plugin work is: waiting, running, or dropped unstarted.
+const QUEUED: u8 = 0;
+const STARTED: u8 = 1;
+const DROPPED: u8 = 2;
 
 /// The threads plugin work runs on, off the async runtime: as many as
 /// the machine's cores, taking work from one queue. A thread held by a

@@ -9,7 +9,8 @@
 //!   declare (it declares "moves", and shows "not_declared");
 //! - `spin`: a move (`apply_play`) never returns: it spins for ever;
 //! - `slow_once`: the first move in the process takes 1.5 s, then it
-//!   behaves.
+//!   behaves;
+//! - `slow`: every move takes 400 ms.
 //!
 //! The fault is stored in the game state, so it follows the game.
 
@@ -32,6 +33,7 @@ pub enum Fault {
     UndeclaredName = 4,
     Spin = 5,
     SlowOnce = 6,
+    Slow = 7,
 }
 
 /// Whether a `slow_once` move was slow already in this process.
@@ -43,7 +45,7 @@ pub struct FaultyState {
     fault: Fault,
 }
 
-const FAULTS: [&str; 7] = [
+const FAULTS: [&str; 8] = [
     "none",
     "panic",
     "extra_checker",
@@ -51,6 +53,7 @@ const FAULTS: [&str; 7] = [
     "undeclared_name",
     "spin",
     "slow_once",
+    "slow",
 ];
 
 impl Variant for Faulty {
@@ -90,6 +93,7 @@ impl Variant for Faulty {
             "undeclared_name" => Fault::UndeclaredName,
             "spin" => Fault::Spin,
             "slow_once" => Fault::SlowOnce,
+            "slow" => Fault::Slow,
             _ => Fault::None,
         };
         let setup = Standard.new_game(&Options::new())?;
@@ -134,6 +138,7 @@ impl Variant for Faulty {
             Fault::SlowOnce if !SLOWED.swap(true, std::sync::atomic::Ordering::SeqCst) => {
                 std::thread::sleep(std::time::Duration::from_millis(1500));
             }
+            Fault::Slow => std::thread::sleep(std::time::Duration::from_millis(400)),
             _ => {}
         }
         Standard.play_result(&state.inner, seat, play)
@@ -209,6 +214,7 @@ impl StateCodec for FaultyState {
             4 => Fault::UndeclaredName,
             5 => Fault::Spin,
             6 => Fault::SlowOnce,
+            7 => Fault::Slow,
             _ => Fault::None,
         };
         Ok(FaultyState {
