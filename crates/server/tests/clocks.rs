@@ -31,6 +31,13 @@ fn reserve(ms: u64) -> pb::ClockSettings {
     }
 }
 
+/// What the running seat's turn had cost when the clock was shown:
+/// `as_of` less `running_since`, in milliseconds.
+fn took_ms(clock: &pb::Clock) -> u64 {
+    let ms = |t: &prost_types::Timestamp| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000;
+    ms(&clock.as_of.unwrap()) - ms(&clock.running_since.unwrap())
+}
+
 /// How many `kind` events the game's stored history holds.
 async fn events_of(client: &mut Client, g: &Game, kind: &str) -> usize {
     stored_history(client, &g.id())
@@ -66,8 +73,7 @@ async fn a_seat_that_never_acts_loses_the_match_on_time_seen_by_a_watcher() {
     assert_eq!(clock.running, slow);
     // As of the answer: the running seat's reserve less what its turn
     // has cost by then.
-    let ms = |t: &prost_types::Timestamp| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000;
-    let took = ms(&clock.as_of.unwrap()) - ms(&clock.running_since.unwrap());
+    let took = took_ms(&clock);
     let mut expected = [1_000, 1_000];
     expected[usize::from(slow == pb::Seat::Black as i32)] -= took;
     assert_eq!([clock.white_ms, clock.black_ms], expected);
@@ -186,7 +192,6 @@ async fn the_clock_shows_the_reserves_and_the_delay_left_as_of_the_answer() {
         ..Default::default()
     };
     let g = new_game(&mut client, with_clock(0, clock)).await;
-    let ms = |t: &prost_types::Timestamp| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000;
     let running_ms = |c: &pb::Clock| {
         if c.running == pb::Seat::White as i32 {
             c.white_ms
@@ -197,7 +202,7 @@ async fn the_clock_shows_the_reserves_and_the_delay_left_as_of_the_answer() {
     for wait_ms in [0, 200, 900] {
         tokio::time::sleep(Duration::from_millis(wait_ms)).await;
         let shown = get_game(&mut client, &g).await.clock.unwrap();
-        let took = ms(&shown.as_of.unwrap()) - ms(&shown.running_since.unwrap());
+        let took = took_ms(&shown);
         assert_eq!(
             shown.delay_left_ms,
             400u64.saturating_sub(took),
@@ -479,8 +484,7 @@ async fn running_out_may_cost_only_the_game_and_play_goes_on() {
     let clock = game.clock.unwrap();
     assert_ne!(clock.running, pb::Seat::Unspecified as i32);
     // Both reserves anew, the running one as of the answer.
-    let ms = |t: &prost_types::Timestamp| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000;
-    let took = ms(&clock.as_of.unwrap()) - ms(&clock.running_since.unwrap());
+    let took = took_ms(&clock);
     let mut anew = [400, 400];
     anew[usize::from(clock.running == pb::Seat::Black as i32)] -= took.min(400);
     assert_eq!([clock.white_ms, clock.black_ms], anew, "time anew");
