@@ -96,6 +96,7 @@ impl Server {
             clock_sweep: Duration::from_millis(250),
             clock_restart_grace: Duration::from_secs(30),
             plugin_call_timeout: std::time::Duration::from_secs(2),
+            plugin_workers: None,
         };
         let mut server = Server {
             addr: format!("http://{listen}"),

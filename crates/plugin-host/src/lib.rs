@@ -19,12 +19,15 @@
 //! This crate must never know a variant's rules, and never touch the
 //! network, storage or the clock on a plugin's behalf.
 
+mod backend;
+pub mod isolated;
 mod load;
 mod plugin;
 mod registry;
 mod rules;
 
-pub use load::{LoadError, load};
+pub use isolated::{WorkerSettings, with_deadline};
+pub use load::{LoadError, load, load_isolated};
 pub use plugin::{Plugin, Setup, Transition};
 pub use registry::{PluginHost, ScanReport, Skipped};
 pub use rules::VariantRules;

@@ -2,8 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
+use std::io::Read;
+
 use bg_variant_api::abi::{self, DescriptorHeader, VariantDescriptor};
 
+use crate::backend::{Backend, Calls, Identity};
+use crate::isolated::{WorkerSettings, Workers};
 use crate::plugin::Plugin;
 
 /// Why a file could not be loaded as a plugin.
@@ -59,15 +63,65 @@ pub enum LoadError {
         "{path}: the plugin was built with panic = \"abort\": one bug in it would stop the server; build it with panic = \"unwind\""
     )]
     AbortsOnPanic { path: PathBuf },
+    #[error("{path}: {message}")]
+    Worker { path: PathBuf, message: String },
 }
 
-/// Loads one plugin file. The library is never unloaded, even when it is
-/// refused: unloading a library whose code registered thread-local
-/// destructors or ran constructors is undefined behaviour waiting to
-/// happen (a thread exiting later would call into unmapped code).
+/// Loads one plugin file into this process. The library is never
+/// unloaded, even when it is refused: unloading a library whose code
+/// registered thread-local destructors or ran constructors is undefined
+/// behaviour waiting to happen (a thread exiting later would call into
+/// unmapped code).
 pub fn load(path: &Path) -> Result<Plugin, LoadError> {
+    let file = std::fs::File::open(path).map_err(|source| LoadError::Copy {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (descriptor, calls) = open_plugin(path, file)?;
+    let identity = Identity::of(descriptor, &calls);
+    Plugin::new(path.to_path_buf(), identity, Backend::InProcess(calls)).map_err(|e| {
+        LoadError::BadInfo {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// Loads one plugin file to run in worker processes (see
+/// [`crate::isolated`]): this process never maps the library. The file is
+/// read once, here; every worker loads these bytes, so a file replaced
+/// later changes nothing until the server restarts.
+pub fn load_isolated(path: &Path, settings: &WorkerSettings) -> Result<Plugin, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Copy {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (workers, identity) =
+        Workers::start(path, bytes.into(), settings.clone()).map_err(|message| {
+            LoadError::Worker {
+                path: path.to_path_buf(),
+                message,
+            }
+        })?;
+    Plugin::new(
+        path.to_path_buf(),
+        identity,
+        Backend::Isolated(Box::new(workers)),
+    )
+    .map_err(|e| LoadError::BadInfo {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Maps the library whose bytes `source` reads (named `path` in errors)
+/// and checks its descriptor: the functions to call, and the descriptor.
+pub(crate) fn open_plugin(
+    path: &Path,
+    source: impl Read,
+) -> Result<(&'static VariantDescriptor, Calls), LoadError> {
     let path_buf = path.to_path_buf();
-    let library = open(path)?;
+    let library = open(path, source)?;
     // Leaked on purpose: plugins live as long as the process.
     let library: &'static libloading::os::unix::Library = Box::leak(Box::new(library));
     // SAFETY: the symbol has the type the ABI defines; a library that
@@ -118,19 +172,15 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
     if descriptor.flags & abi::FLAG_PANIC_UNWIND == 0 {
         return Err(LoadError::AbortsOnPanic { path: path_buf });
     }
-    let calls = crate::plugin::Calls::from_descriptor(descriptor).map_err(|function| {
-        LoadError::MissingFunction {
-            path: path_buf.clone(),
+    let calls =
+        Calls::from_descriptor(descriptor).map_err(|function| LoadError::MissingFunction {
+            path: path_buf,
             function,
-        }
-    })?;
-    Plugin::new(path_buf.clone(), descriptor, calls).map_err(|e| LoadError::BadInfo {
-        path: path_buf,
-        message: e.to_string(),
-    })
+        })?;
+    Ok((descriptor, calls))
 }
 
-/// Opens a private copy of the file, never the file itself.
+/// Opens a private copy of the library, never the plugin's file itself.
 ///
 /// The loader maps the library's file into memory: had it mapped the file
 /// in the plugin folder, an operator overwriting that file in place (as
@@ -140,12 +190,12 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
 /// stays the code that was loaded. (A plugin therefore cannot find
 /// libraries beside its file through an `$ORIGIN` run path.)
 #[cfg(unix)]
-fn open(path: &Path) -> Result<libloading::os::unix::Library, LoadError> {
+fn open(path: &Path, mut source: impl Read) -> Result<libloading::os::unix::Library, LoadError> {
     #[cfg(target_os = "linux")]
-    if let Some(opened) = open_sealed_copy(path) {
+    if let Some(opened) = open_sealed_copy(path, &mut source) {
         return opened;
     }
-    open_temporary_copy(path)
+    open_temporary_copy(path, &mut source)
 }
 
 /// On Linux: the copy lives in memory (memfd), sealed against any change,
@@ -153,7 +203,10 @@ fn open(path: &Path) -> Result<libloading::os::unix::Library, LoadError> {
 /// read-only root or a `noexec` /tmp does not matter. None when memfds
 /// or /proc are not available here.
 #[cfg(target_os = "linux")]
-fn open_sealed_copy(path: &Path) -> Option<Result<libloading::os::unix::Library, LoadError>> {
+fn open_sealed_copy(
+    path: &Path,
+    source: &mut impl Read,
+) -> Option<Result<libloading::os::unix::Library, LoadError>> {
     use rustix::fs::{MemfdFlags, SealFlags, fcntl_add_seals, memfd_create};
     use std::os::fd::AsRawFd;
     if !Path::new("/proc/self/fd").is_dir() {
@@ -161,15 +214,13 @@ fn open_sealed_copy(path: &Path) -> Option<Result<libloading::os::unix::Library,
     }
     let memfd = memfd_create("bg-plugin", MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING).ok()?;
     let mut copy = std::fs::File::from(memfd);
-    let copied = std::fs::File::open(path)
-        .and_then(|mut file| std::io::copy(&mut file, &mut copy))
-        .and_then(|_| {
-            fcntl_add_seals(
-                &copy,
-                SealFlags::WRITE | SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL,
-            )
-            .map_err(std::io::Error::from)
-        });
+    let copied = std::io::copy(source, &mut copy).and_then(|_| {
+        fcntl_add_seals(
+            &copy,
+            SealFlags::WRITE | SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL,
+        )
+        .map_err(std::io::Error::from)
+    });
     if let Err(source) = copied {
         return Some(Err(LoadError::Copy {
             path: path.to_path_buf(),
@@ -191,7 +242,10 @@ fn open_sealed_copy(path: &Path) -> Option<Result<libloading::os::unix::Library,
 /// process may enter (mode 0700), is opened from there, and is deleted at
 /// once (the mapping keeps the bytes; no one can reach them any more).
 #[cfg(unix)]
-fn open_temporary_copy(path: &Path) -> Result<libloading::os::unix::Library, LoadError> {
+fn open_temporary_copy(
+    path: &Path,
+    source: &mut impl Read,
+) -> Result<libloading::os::unix::Library, LoadError> {
     let copy_failed = |source| LoadError::Copy {
         path: path.to_path_buf(),
         source,
@@ -204,7 +258,9 @@ fn open_temporary_copy(path: &Path) -> Result<libloading::os::unix::Library, Loa
         .file_name()
         .unwrap_or(std::ffi::OsStr::new("plugin.so"));
     let copy = private.path().join(file_name);
-    std::fs::copy(path, &copy).map_err(copy_failed)?;
+    std::fs::File::create(&copy)
+        .and_then(|mut file| std::io::copy(source, &mut file))
+        .map_err(copy_failed)?;
     let library = dlopen(path, &copy);
     // The folder and the copy go now (the mapping stays); a failure to
     // remove them leaves a stray temporary folder, nothing worse.

@@ -6,79 +6,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bg_engine::game::{Outcome, RulesError, RulesErrorKind, Scoreboard};
 use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
-use bg_variant_api::abi::{
-    self, AfterRollFn, ApplyPlayFn, BoardFn, Buffer, ConcedeFn, DecideFn, FreeBufferFn, InfoFn,
-    LegalPlaysFn, NewGameFn, ScoreboardFn, SetupPositionFn, Status, VariantDescriptor,
-};
-use bg_variant_api::{Capabilities, Options, proto};
+use bg_variant_api::abi::{self, Status};
+use bg_variant_api::{Capabilities, Options, proto, wire};
 use prost::Message;
 
-use bg_variant_api::wire;
+use crate::backend::{Answer, Backend, Identity, Request};
 
 /// A new game as a plugin set it up (state bytes are the plugin's).
 pub type Setup = bg_engine::game::Setup<Vec<u8>>;
 /// The result of an action (state bytes are the plugin's).
 pub type Transition = bg_engine::game::Transition<Vec<u8>>;
 
-/// The plugin's functions, all present (checked at load).
-#[derive(Clone, Copy)]
-pub(crate) struct Calls {
-    info: InfoFn,
-    new_game: NewGameFn,
-    setup_position: SetupPositionFn,
-    board: BoardFn,
-    legal_plays: LegalPlaysFn,
-    apply_play: ApplyPlayFn,
-    after_roll: AfterRollFn,
-    decide: DecideFn,
-    concede: ConcedeFn,
-    free_buffer: FreeBufferFn,
-    /// ABI 1.2 on.
-    scoreboard: Option<ScoreboardFn>,
-}
-
-impl Calls {
-    /// The functions of a descriptor, or the name of the first missing one.
-    pub(crate) fn from_descriptor(d: &VariantDescriptor) -> Result<Calls, &'static str> {
-        Ok(Calls {
-            info: d.info.ok_or("info")?,
-            new_game: d.new_game.ok_or("new_game")?,
-            setup_position: d.setup_position.ok_or("setup_position")?,
-            board: d.board.ok_or("board")?,
-            legal_plays: d.legal_plays.ok_or("legal_plays")?,
-            apply_play: d.apply_play.ok_or("apply_play")?,
-            after_roll: d.after_roll.ok_or("after_roll")?,
-            decide: d.decide.ok_or("decide")?,
-            concede: d.concede.ok_or("concede")?,
-            free_buffer: d.free_buffer.ok_or("free_buffer")?,
-            // A plugin of ABI 1.0 or 1.1 has no such field: not read then.
-            scoreboard: if bg_variant_api::abi::has_scoreboard(d.struct_size) {
-                d.scoreboard
-            } else {
-                None
-            },
-        })
-    }
-}
-
-/// The most legal plays one call may report. Far above any real position
-/// (standard backgammon's richest have a few thousand); a plugin claiming
-/// more is faulty, and must not make the host allocate without bound.
-const MAX_PLAYS: usize = 1 << 16;
-
 thread_local! {
-    /// The array plugins write legal plays into. Kept initialised (zeroed
-    /// when it grows) so that a plugin reporting more plays than it wrote
-    /// makes the host read zeroes, which fail the board check, never
-    /// uninitialised memory.
-    static SCRATCH: std::cell::RefCell<Vec<LegalPlay>> = const { std::cell::RefCell::new(Vec::new()) };
-
     /// The last legal plays this thread was given, checked, and what they
     /// answer. An action asks for the same plays twice: the engine, to
     /// pass a turn with no legal move, then the answer, to list them.
     static LAST_PLAYS: std::cell::RefCell<LastPlays> = const {
         std::cell::RefCell::new(LastPlays {
-            descriptor: 0,
+            plugin: 0,
             state: Vec::new(),
             seat: 0,
             dice: None,
@@ -87,12 +32,11 @@ thread_local! {
     };
 }
 
-/// A plugin's legal plays of one position. The plugin is named by the
-/// address of its descriptor: a loaded library is never unloaded, so no
-/// other plugin ever has that address. Plugins are pure (the same state,
+/// A plugin's legal plays of one position. The plugin is named by its
+/// [`Plugin::id`], never reused in a process. Plugins are pure (the same state,
 /// seat and dice give the same plays), so the plays can be given again.
 struct LastPlays {
-    descriptor: usize,
+    plugin: u64,
     state: Vec<u8>,
     seat: u8,
     dice: Option<Dice>,
@@ -100,28 +44,24 @@ struct LastPlays {
 }
 
 impl LastPlays {
-    fn answers(&self, descriptor: usize, state: &[u8], seat: u8, dice: Dice) -> bool {
-        self.descriptor == descriptor
-            && self.dice == Some(dice)
-            && self.seat == seat
-            && self.state == state
+    fn answers(&self, plugin: u64, state: &[u8], seat: u8, dice: Dice) -> bool {
+        self.plugin == plugin && self.dice == Some(dice) && self.seat == seat && self.state == state
     }
 }
-
-const ZERO_PLAY: LegalPlay = LegalPlay {
-    play: Play::EMPTY,
-    result: Board::EMPTY,
-};
 
 /// A variant plugin, loaded and checked. Cheap to share (`Arc<Plugin>`);
 /// all calls are thread-safe because plugins are pure.
 pub struct Plugin {
+    /// Unique in the process: names the plugin in `LAST_PLAYS`.
+    id: u64,
     path: PathBuf,
-    descriptor: &'static VariantDescriptor,
-    calls: Calls,
+    backend: Backend,
     name: String,
     version: String,
     api_version: String,
+    capabilities: u64,
+    flags: u32,
+    has_scoreboard: bool,
     info: proto::VariantInfo,
     faults: AtomicU64,
     /// Calls that ran past their caller's deadline and have not returned
@@ -141,32 +81,29 @@ impl fmt::Debug for Plugin {
 }
 
 impl Plugin {
+    /// A plugin described by `identity`, whose code `backend` runs: asks
+    /// it for its info.
     pub(crate) fn new(
         path: PathBuf,
-        descriptor: &'static VariantDescriptor,
-        calls: Calls,
+        identity: Identity,
+        backend: Backend,
     ) -> Result<Plugin, RulesError> {
-        // SAFETY: the descriptor's strings point into the never-unloaded library.
-        let (name, version, api_version) = unsafe {
-            (
-                descriptor.name.to_string_lossy(),
-                descriptor.version.to_string_lossy(),
-                descriptor.api_version.to_string_lossy(),
-            )
-        };
+        static IDS: AtomicU64 = AtomicU64::new(1);
         let mut plugin = Plugin {
+            id: IDS.fetch_add(1, Ordering::Relaxed),
             path,
-            descriptor,
-            calls,
-            name,
-            version,
-            api_version,
+            backend,
+            name: identity.name,
+            version: identity.version,
+            api_version: identity.api_version,
+            capabilities: identity.capabilities,
+            flags: identity.flags,
+            has_scoreboard: identity.has_scoreboard,
             info: proto::VariantInfo::default(),
             faults: AtomicU64::new(0),
             overran: AtomicU64::new(0),
         };
-        // SAFETY: calling the descriptor's own function.
-        let bytes = plugin.call(|out| unsafe { (calls.info)(out) })?;
+        let bytes = plugin.call(Request::Info)?;
         plugin.info = plugin.decode(&bytes)?;
         if plugin.info.name != plugin.name || plugin.name.is_empty() {
             return Err(RulesError {
@@ -178,6 +115,12 @@ impl Plugin {
             });
         }
         Ok(plugin)
+    }
+
+    /// Whether the plugin runs in worker processes (`--plugin-isolation
+    /// process`): its calls are cut at their deadline, never left running.
+    pub fn isolated(&self) -> bool {
+        matches!(self.backend, Backend::Isolated(_))
     }
 
     pub fn name(&self) -> &str {
@@ -223,7 +166,7 @@ impl Plugin {
     }
 
     pub fn capabilities(&self) -> Capabilities {
-        Capabilities(self.descriptor.capabilities)
+        Capabilities(self.capabilities)
     }
 
     /// Whether the variant shows something beside the board (its
@@ -238,8 +181,14 @@ impl Plugin {
     }
 
     /// Why the plugin must not be called now (None: it may): a call ran
-    /// past its deadline and has not returned.
+    /// past its deadline and has not returned, or (isolated) its worker
+    /// processes fail to start and the next try is not due.
     pub fn unhealthy(&self) -> Option<String> {
+        if let Backend::Isolated(workers) = &self.backend
+            && let Some(why) = workers.unhealthy()
+        {
+            return Some(format!("variant {}: {why}", self.name));
+        }
         match self.overran.load(Ordering::Acquire) {
             0 => None,
             n => Some(format!(
@@ -282,9 +231,7 @@ impl Plugin {
     /// Starts a game with `options`.
     pub fn new_game(&self, options: &Options) -> Result<Setup, RulesError> {
         let options = encode_options(options);
-        // SAFETY: pointers valid for the call.
-        let bytes = self
-            .call(|out| unsafe { (self.calls.new_game)(options.as_ptr(), options.len(), out) })?;
+        let bytes = self.call(Request::NewGame { options: &options })?;
         let setup = wire::setup(self.decode(&bytes)?);
         self.check_board(&self.board(&setup.state)?)?;
         Ok(setup)
@@ -293,9 +240,9 @@ impl Plugin {
     /// Starts a game from `board`, if the variant supports it.
     pub fn setup_position(&self, board: &Board, options: &Options) -> Result<Setup, RulesError> {
         let options = encode_options(options);
-        // SAFETY: pointers valid for the call.
-        let bytes = self.call(|out| unsafe {
-            (self.calls.setup_position)(board, options.as_ptr(), options.len(), out)
+        let bytes = self.call(Request::SetupPosition {
+            board,
+            options: &options,
         })?;
         let setup = wire::setup(self.decode(&bytes)?);
         self.check_board(&self.board(&setup.state)?)?;
@@ -304,12 +251,9 @@ impl Plugin {
 
     /// The board of a state.
     pub fn board(&self, state: &[u8]) -> Result<Board, RulesError> {
-        let mut board = Board::EMPTY;
-        let mut error = Buffer::EMPTY;
-        // SAFETY: pointers valid for the call.
-        let status =
-            unsafe { (self.calls.board)(state.as_ptr(), state.len(), &mut board, &mut error) };
-        self.finish(status, error)?;
+        let answer = self.answer(Request::Board { state }, &mut Vec::new())?;
+        let board = answer.board;
+        self.status(answer.status, answer.bytes)?;
         Ok(board)
     }
 
@@ -326,10 +270,9 @@ impl Plugin {
         plays: &mut Vec<LegalPlay>,
     ) -> Result<(), RulesError> {
         plays.clear();
-        let descriptor = std::ptr::from_ref(self.descriptor) as usize;
         let seat = seat as u8;
         let given = LAST_PLAYS.with_borrow(|last| {
-            let hit = last.answers(descriptor, state, seat, dice);
+            let hit = last.answers(self.id, state, seat, dice);
             if hit {
                 plays.extend_from_slice(&last.plays);
             }
@@ -340,7 +283,7 @@ impl Plugin {
         }
         self.search_plays(state, seat, dice, plays)?;
         LAST_PLAYS.with_borrow_mut(|last| {
-            last.descriptor = descriptor;
+            last.plugin = self.id;
             last.state.clear();
             last.state.extend_from_slice(state);
             last.seat = seat;
@@ -359,48 +302,11 @@ impl Plugin {
         dice: Dice,
         plays: &mut Vec<LegalPlay>,
     ) -> Result<(), RulesError> {
-        SCRATCH.with_borrow_mut(|scratch| {
-            if scratch.len() < 256 {
-                scratch.resize(256, ZERO_PLAY);
-            }
-            let mut count = 0usize;
-            for attempt in 0..2 {
-                let mut error = Buffer::EMPTY;
-                // SAFETY: `scratch` holds `len` initialised plays the plugin
-                // may overwrite; the other pointers are valid for the call.
-                let status = unsafe {
-                    (self.calls.legal_plays)(
-                        state.as_ptr(),
-                        state.len(),
-                        seat,
-                        dice,
-                        scratch.as_mut_ptr(),
-                        scratch.len(),
-                        &mut count,
-                        &mut error,
-                    )
-                };
-                if status == abi::STATUS_BUFFER_TOO_SMALL
-                    && attempt == 0
-                    && count > scratch.len()
-                    && count <= MAX_PLAYS
-                {
-                    self.free(error);
-                    scratch.resize(count, ZERO_PLAY);
-                    continue;
-                }
-                self.finish(status, error)?;
-                break;
-            }
-            if count > scratch.len() {
-                return Err(self.fault(format!(
-                    "reported {count} legal plays for room for {}",
-                    scratch.len()
-                )));
-            }
-            plays.extend_from_slice(&scratch[..count]);
-            Ok(())
-        })?;
+        let answer = self.answer(Request::LegalPlays { state, seat, dice }, plays)?;
+        if let Err(e) = self.status(answer.status, answer.bytes) {
+            plays.clear();
+            return Err(e);
+        }
         if plays.is_empty() {
             return Err(self.fault("no legal plays (a pass is the empty play)".into()));
         }
@@ -423,14 +329,16 @@ impl Plugin {
         // in the glue it is built with (`bg_variant_api::apply_play`): no
         // second search here. One without it does not: the host searches
         // and checks its answer.
-        let checks_itself = self.descriptor.flags & abi::FLAG_CHECKS_PLAYS != 0;
+        let checks_itself = self.flags & abi::FLAG_CHECKS_PLAYS != 0;
         let mut legal = Vec::new();
         if !checks_itself {
             self.legal_plays(state, seat, dice, &mut legal)?;
         }
-        // SAFETY: pointers valid for the call.
-        let bytes = self.call(|out| unsafe {
-            (self.calls.apply_play)(state.as_ptr(), state.len(), seat as u8, dice, play, out)
+        let bytes = self.call(Request::ApplyPlay {
+            state,
+            seat: seat as u8,
+            dice,
+            play,
         })?;
         let transition = self.checked_transition(&bytes)?;
         if !checks_itself {
@@ -451,34 +359,29 @@ impl Plugin {
         seat: Seat,
         dice: Dice,
     ) -> Result<Transition, RulesError> {
-        // SAFETY: pointers valid for the call.
-        let bytes = self.call(|out| unsafe {
-            (self.calls.after_roll)(state.as_ptr(), state.len(), seat as u8, dice, out)
+        let bytes = self.call(Request::AfterRoll {
+            state,
+            seat: seat as u8,
+            dice,
         })?;
         self.checked_transition(&bytes)
     }
 
     /// Answers a pending decision.
     pub fn decide(&self, state: &[u8], seat: Seat, choice: &str) -> Result<Transition, RulesError> {
-        // SAFETY: pointers valid for the call.
-        let bytes = self.call(|out| unsafe {
-            (self.calls.decide)(
-                state.as_ptr(),
-                state.len(),
-                seat as u8,
-                choice.as_ptr(),
-                choice.len(),
-                out,
-            )
+        let bytes = self.call(Request::Decide {
+            state,
+            seat: seat as u8,
+            choice: choice.as_bytes(),
         })?;
         self.checked_transition(&bytes)
     }
 
     /// What `loser` concedes by resigning now.
     pub fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError> {
-        // SAFETY: pointers valid for the call.
-        let bytes = self.call(|out| unsafe {
-            (self.calls.concede)(state.as_ptr(), state.len(), loser as u8, out)
+        let bytes = self.call(Request::Concede {
+            state,
+            loser: loser as u8,
         })?;
         wire::outcome(self.decode(&bytes)?).map_err(|e| self.fault(e))
     }
@@ -486,11 +389,10 @@ impl Plugin {
     /// Where a game scored during play stands; `None` for variants that
     /// score only at the end (and plugins older than ABI 1.2).
     pub fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, RulesError> {
-        let Some(scoreboard) = self.calls.scoreboard else {
+        if !self.has_scoreboard {
             return Ok(None);
-        };
-        // SAFETY: pointers valid for the call.
-        let bytes = self.call(|out| unsafe { scoreboard(state.as_ptr(), state.len(), out) })?;
+        }
+        let bytes = self.call(Request::Scoreboard { state })?;
         if bytes.is_empty() {
             return Ok(None);
         }
@@ -546,21 +448,19 @@ impl Plugin {
             .map_err(|e| self.fault(format!("produced an impossible board: {e}")))
     }
 
-    /// Calls a function that answers in a buffer; returns the bytes.
-    fn call(&self, f: impl FnOnce(*mut Buffer) -> Status) -> Result<Vec<u8>, RulesError> {
-        let mut out = Buffer::EMPTY;
-        let status = f(&mut out);
-        // SAFETY: the plugin filled `out` (or left it empty).
-        let bytes = unsafe { out.as_slice() }.to_vec();
-        self.free(out);
-        self.status(status, bytes)
+    /// Makes a call that answers in bytes; returns them.
+    fn call(&self, request: Request<'_>) -> Result<Vec<u8>, RulesError> {
+        let answer = self.answer(request, &mut Vec::new())?;
+        self.status(answer.status, answer.bytes)
     }
 
-    fn finish(&self, status: Status, error: Buffer) -> Result<(), RulesError> {
-        // SAFETY: the plugin filled `error` (or left it empty).
-        let bytes = unsafe { error.as_slice() }.to_vec();
-        self.free(error);
-        self.status(status, bytes).map(drop)
+    /// Makes a call; a transport's failure (a worker that died) is a fault.
+    fn answer(
+        &self,
+        request: Request<'_>,
+        plays: &mut Vec<LegalPlay>,
+    ) -> Result<Answer, RulesError> {
+        self.backend.call(request, plays).map_err(|e| self.fault(e))
     }
 
     fn status(&self, status: Status, bytes: Vec<u8>) -> Result<Vec<u8>, RulesError> {
@@ -573,13 +473,6 @@ impl Plugin {
                 message: message(),
             }),
             (other, None) => Err(self.fault(format!("unknown status {other}: {}", message()))),
-        }
-    }
-
-    fn free(&self, buffer: Buffer) {
-        if !buffer.ptr.is_null() {
-            // SAFETY: the buffer came from this plugin and is freed once.
-            unsafe { (self.calls.free_buffer)(buffer) };
         }
     }
 

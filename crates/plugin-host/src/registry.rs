@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::load::load;
+use crate::isolated::WorkerSettings;
+use crate::load::{load, load_isolated};
 use crate::plugin::Plugin;
 
 /// The variants loaded from one or more folders. Scanning again picks up
@@ -15,6 +16,8 @@ use crate::plugin::Plugin;
 /// order, so at startup the earlier folder wins a name clash.
 pub struct PluginHost {
     dirs: Vec<PathBuf>,
+    /// Set: plugins run in worker processes started so.
+    isolation: Option<WorkerSettings>,
     state: Mutex<Registry>,
 }
 
@@ -60,8 +63,16 @@ impl PluginHost {
     pub fn with_dirs(dirs: impl IntoIterator<Item = PathBuf>) -> PluginHost {
         PluginHost {
             dirs: dirs.into_iter().collect(),
+            isolation: None,
             state: Mutex::new(Registry::default()),
         }
+    }
+
+    /// Plugins loaded from now on run in worker processes (see
+    /// [`crate::isolated`]), not in this one.
+    pub fn isolated(mut self, settings: WorkerSettings) -> PluginHost {
+        self.isolation = Some(settings);
+        self
     }
 
     /// The folders scanned, in order.
@@ -161,7 +172,11 @@ impl PluginHost {
         if !is_library(path) {
             return Err("not a shared library (.so, .dylib or .dll)".into());
         }
-        let plugin = load(path).map_err(|e| e.to_string())?;
+        let plugin = match &self.isolation {
+            None => load(path),
+            Some(settings) => load_isolated(path, settings),
+        }
+        .map_err(|e| e.to_string())?;
         let mut state = self.lock();
         state.loaded.insert(path.to_path_buf());
         if let Some(existing) = state.by_name.get(plugin.name()) {

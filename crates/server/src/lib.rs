@@ -130,6 +130,9 @@ pub struct Config {
     /// How long work calling a plugin may take before it is answered
     /// VARIANT_FAULT and the plugin marked unhealthy.
     pub plugin_call_timeout: Duration,
+    /// Set: plugins run in worker processes started so (`--plugin-isolation
+    /// process`); unset: in this process.
+    pub plugin_workers: Option<bg_plugin_host::WorkerSettings>,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and
@@ -241,7 +244,11 @@ async fn serve<S: GameStore>(
     let (reporter, health_service) = tonic_health::server::health_reporter();
     let health = Arc::new(Health::new(reporter));
     health.set(ServingStatus::NotServing).await;
-    let plugins = Arc::new(PluginHost::with_dirs(config.plugin_dirs.clone()));
+    let mut plugins = PluginHost::with_dirs(config.plugin_dirs.clone());
+    if let Some(workers) = &config.plugin_workers {
+        plugins = plugins.isolated(workers.clone());
+    }
+    let plugins = Arc::new(plugins);
     let report = plugins.scan().context("loading plugins")?;
     if let Some(folder) = report.unreadable.first() {
         anyhow::bail!("loading plugins: {}", folder.reason);

@@ -172,6 +172,25 @@ struct Cli {
         default_value_t = 2000
     )]
     plugin_call_timeout_ms: u64,
+    /// Where plugins' code runs: `in-process` (fastest; a plugin that
+    /// aborts or crashes ends the server) or `process` (each plugin in
+    /// worker processes: a crash, a call past its deadline or memory past
+    /// its limit ends only the worker, and the call faults).
+    #[arg(
+        long,
+        env = "BACKGAMMON_PLUGIN_ISOLATION",
+        value_enum,
+        default_value_t = IsolationArg::InProcess
+    )]
+    plugin_isolation: IsolationArg,
+    /// With --plugin-isolation process: the memory (address space) each
+    /// worker process may use, in MiB; 0 for no limit.
+    #[arg(
+        long,
+        env = "BACKGAMMON_PLUGIN_MEMORY_LIMIT_MB",
+        default_value_t = 1024
+    )]
+    plugin_memory_limit_mb: u64,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -219,6 +238,24 @@ struct HealthcheckTls {
     domain: String,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum IsolationArg {
+    InProcess,
+    Process,
+}
+
+/// `backgammond plugin-worker`: run by the server itself, one per
+/// isolated plugin call in flight; not for operators.
+#[derive(Parser)]
+#[command(name = "backgammond plugin-worker")]
+struct WorkerCli {
+    /// The plugin file (named in messages; the library's bytes come on stdin).
+    #[arg(long)]
+    name: PathBuf,
+    #[arg(long)]
+    memory_limit_bytes: Option<u64>,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum DurabilityArg {
     Full,
@@ -238,6 +275,16 @@ enum LogFormat {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
+    // A plugin worker is started by the server, and is none of the rest.
+    if std::env::args_os().nth(1).as_deref() == Some("plugin-worker".as_ref()) {
+        let worker = WorkerCli::parse_from(std::env::args_os().skip(1));
+        let code = bg_plugin_host::isolated::worker::serve(&worker.name, worker.memory_limit_bytes);
+        std::process::exit(if code == std::process::ExitCode::SUCCESS {
+            0
+        } else {
+            1
+        });
+    }
     let mut cli = Cli::parse();
     // `a::b` or a trailing `:` in BACKGAMMON_PLUGIN_DIR: no empty folder.
     cli.plugin_dir.retain(|dir| !dir.as_os_str().is_empty());
@@ -371,6 +418,21 @@ fn main() -> Result<()> {
                     cli.clock_restart_grace_seconds.min(30.0 * 24.0 * 3600.0),
                 ),
                 plugin_call_timeout: Duration::from_millis(cli.plugin_call_timeout_ms.max(1)),
+                plugin_workers: match cli.plugin_isolation {
+                    IsolationArg::InProcess => None,
+                    IsolationArg::Process => Some(bg_plugin_host::WorkerSettings {
+                        program: std::env::current_exe()
+                            .context("finding this program, to run plugin workers")?,
+                        args: vec!["plugin-worker".into()],
+                        // mimalloc reserves 1 GiB of address space up
+                        // front, which a worker's memory limit (RLIMIT_AS)
+                        // would count: the worker asks it not to.
+                        env: vec![("MIMALLOC_ARENA_RESERVE".into(), "0".into())],
+                        memory_limit: (cli.plugin_memory_limit_mb > 0)
+                            .then(|| cli.plugin_memory_limit_mb.saturating_mul(1 << 20)),
+                        call_timeout: Duration::from_millis(cli.plugin_call_timeout_ms.max(1)),
+                    }),
+                },
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),

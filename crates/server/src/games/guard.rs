@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
 
 use bg_api::v1 as pb;
 use bg_engine::game::{MatchSettings, RulesErrorKind};
@@ -47,15 +48,31 @@ impl<S: GameStore> Games<S> {
         // no fault of the plugin's.
         let progress = Arc::new(AtomicU8::new(QUEUED));
         let begun = progress.clone();
+        let deadline = Instant::now() + self.plugin_deadline;
         self.plugin_threads.run(Box::new(move || {
             if begun
                 .compare_exchange(QUEUED, STARTED, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                let _ = answer.send(work());
+                // An isolated plugin's calls are cut at the deadline by
+                // the plugin host itself (the worker is killed), so work
+                // that starts with no time left is not begun.
+                let result = if Instant::now() >= deadline {
+                    Err(overloaded())
+                } else {
+                    bg_plugin_host::with_deadline(deadline, work)
+                };
+                let _ = answer.send(result);
             }
         }));
-        let answered_in_time = tokio::time::timeout(self.plugin_deadline, &mut answered).await;
+        // An isolated plugin's call past the deadline comes back faulted
+        // once its worker is killed: waited for a little longer, so that
+        // its own answer (which says what happened) is the one given.
+        let wait = match plugin.isolated() {
+            true => self.plugin_deadline + ISOLATED_MARGIN,
+            false => self.plugin_deadline,
+        };
+        let answered_in_time = tokio::time::timeout(wait, &mut answered).await;
         if answered_in_time.is_err()
             && progress
                 .compare_exchange(QUEUED, DROPPED, Ordering::AcqRel, Ordering::Acquire)
@@ -65,11 +82,7 @@ impl<S: GameStore> Games<S> {
                 variant = plugin.name(),
                 "plugin work waited past the deadline without starting: overloaded"
             );
-            return Err(ApiError::new(
-                Code::Unavailable,
-                "OVERLOADED",
-                "the server is too busy to judge this now; nothing was changed: send it again",
-            ));
+            return Err(overloaded());
         }
         match answered_in_time {
             Ok(Ok(answer)) => answer,
@@ -112,6 +125,21 @@ impl<S: GameStore> Games<S> {
     pub(super) async fn snapshot(&self, live: &Live) -> Result<pb::Game, ApiError> {
         self.view(live, &Fields::ALL).await
     }
+}
+
+/// How much longer than the deadline the caller of an isolated plugin
+/// waits for the plugin host's own answer (killing a worker and reading
+/// how it ended takes a moment).
+const ISOLATED_MARGIN: Duration = Duration::from_millis(500);
+
+/// Work that waited for a thread past its deadline: no fault of the
+/// plugin's.
+fn overloaded() -> ApiError {
+    ApiError::new(
+        Code::Unavailable,
+        "OVERLOADED",
+        "the server is too busy to judge this now; nothing was changed: send it again",
+    )
 }
 
 /// A variant's failure the server saw itself (a call past its deadline,
