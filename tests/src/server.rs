@@ -16,6 +16,8 @@ pub struct ServerProcess {
     extra_args: Vec<String>,
     /// Where stderr goes, with the log filter (None: inherited, `warn`).
     log: Option<(String, PathBuf)>,
+    /// Environment variables set for the process.
+    env: Vec<(String, String)>,
 }
 
 impl ServerProcess {
@@ -31,7 +33,18 @@ impl ServerProcess {
         data_dir: &Path,
         extra_args: &[&str],
     ) -> ServerProcess {
-        ServerProcess::launched(binary, plugin_dir, data_dir, extra_args, None)
+        ServerProcess::launched(binary, plugin_dir, data_dir, extra_args, None, &[])
+    }
+
+    /// Like [`start_with`](Self::start_with), with environment variables.
+    pub fn start_with_env(
+        binary: &Path,
+        plugin_dir: &Path,
+        data_dir: &Path,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> ServerProcess {
+        ServerProcess::launched(binary, plugin_dir, data_dir, extra_args, None, env)
     }
 
     /// Like [`start_with`](Self::start_with), its log written to `log`
@@ -45,7 +58,7 @@ impl ServerProcess {
         log: &Path,
     ) -> ServerProcess {
         let log = Some((filter.to_string(), log.to_path_buf()));
-        ServerProcess::launched(binary, plugin_dir, data_dir, extra_args, log)
+        ServerProcess::launched(binary, plugin_dir, data_dir, extra_args, log, &[])
     }
 
     fn launched(
@@ -54,6 +67,7 @@ impl ServerProcess {
         data_dir: &Path,
         extra_args: &[&str],
         log: Option<(String, PathBuf)>,
+        env: &[(&str, &str)],
     ) -> ServerProcess {
         let mut server = ServerProcess {
             child: None,
@@ -63,6 +77,10 @@ impl ServerProcess {
             binary: binary.to_path_buf(),
             extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
             log,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         };
         server.launch();
         server
@@ -92,6 +110,7 @@ impl ServerProcess {
             .env("RUST_LOG", filter)
             .env("NO_COLOR", "1")
             .env("RUST_BACKTRACE", "0")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
@@ -115,6 +134,23 @@ impl ServerProcess {
     /// The process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
+    }
+
+    /// Waits up to `within` for the process to end by itself: how it ended
+    /// (None if it is still running).
+    pub fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + within;
+        let child = self.child.as_mut()?;
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Kills the process at once (SIGKILL): no chance to flush anything.

@@ -143,7 +143,8 @@ impl From<GameError> for ApiError {
             // Never leak a plugin's internals to clients; the log has them.
             GameError::Rules(r) if code == Code::Internal => {
                 tracing::error!(reason = r.reason(), message = %r.message, "variant failure");
-                "the variant failed; this game cannot go on until its plugin is fixed".to_string()
+                "the variant's plugin failed on this call; nothing was changed (the server's log says why)"
+                    .to_string()
             }
             other => other.to_string(),
         };

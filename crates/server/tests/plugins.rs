@@ -324,30 +324,6 @@ async fn a_new_variant_s_own_tallies_and_marks_reach_the_api() {
     assert!(blots_seen > 0, "blots came up and were marked");
 }
 
-/// The faulty variant's game with `fault`, and a standard one.
-async fn faulty_game(client: &mut Client, fault: &str) -> Game {
-    variant_game(
-        client,
-        pb::NewGameRequest {
-            variant: "faulty".into(),
-            options: HashMap::from([("fault".to_string(), fault.to_string())]),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap()
-}
-
-/// Why ListVariants says `variant` cannot be played ("" when it can).
-async fn unhealthy(client: &mut Client, variant: &str) -> String {
-    variants(client)
-        .await
-        .into_iter()
-        .find(|v| v.name == variant)
-        .map(|v| v.unhealthy)
-        .unwrap_or_default()
-}
-
 /// Issue 37: a plugin call that never returns holds a thread of its own,
 /// never the service. Two moves whose plugin spins for ever (as many as
 /// the machine's cores) are each answered VARIANT_FAULT at the deadline;

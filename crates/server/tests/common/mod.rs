@@ -518,3 +518,27 @@ pub fn set_limit(
     let done = unsafe { libc::prlimit(pid as libc::pid_t, resource, &limit, std::ptr::null_mut()) };
     assert_eq!(done, 0, "prlimit: {}", std::io::Error::last_os_error());
 }
+
+/// A game of the faulty test variant with `fault` (see tests/plugins/faulty).
+pub async fn faulty_game(client: &mut Client, fault: &str) -> Game {
+    variant_game(
+        client,
+        pb::NewGameRequest {
+            variant: "faulty".into(),
+            options: std::collections::HashMap::from([("fault".to_string(), fault.to_string())]),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Why ListVariants says `variant` cannot be played ("" when it can).
+pub async fn unhealthy(client: &mut Client, variant: &str) -> String {
+    variants(client)
+        .await
+        .into_iter()
+        .find(|v| v.name == variant)
+        .map(|v| v.unhealthy)
+        .unwrap_or_default()
+}

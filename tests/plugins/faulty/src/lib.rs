@@ -10,9 +10,18 @@
 //! - `spin`: a move (`apply_play`) never returns: it spins for ever;
 //! - `slow_once`: the first move in the process takes 1.5 s, then it
 //!   behaves;
-//! - `slow`: every move takes 400 ms.
+//! - `slow`: every move takes 400 ms;
+//! - `abort`: a move aborts the process (`std::process::abort`);
+//! - `segfault`: a move writes through an invalid pointer (SIGSEGV);
+//! - `allocate`: a move allocates memory, and touches it, without end;
+//! - `garbage`: a move answers bytes that are no message at all (its ABI
+//!   function is wrapped: see `bg_variant_entry` below).
 //!
 //! The fault is stored in the game state, so it follows the game.
+//!
+//! And one at load: when the file named by the environment variable
+//! `BG_TEST_FAULTY_CRASH_AT_LOAD_IF` exists, `info` aborts (a plugin
+//! whose worker process crashes as it starts).
 
 use bg_standard_rules::{Standard, StandardState};
 use bg_variant_api::engine::{Board, Dice, LegalPlay, Play, Seat};
@@ -34,6 +43,10 @@ pub enum Fault {
     Spin = 5,
     SlowOnce = 6,
     Slow = 7,
+    Abort = 8,
+    Segfault = 9,
+    Allocate = 10,
+    Garbage = 11,
 }
 
 /// Whether a `slow_once` move was slow already in this process.
@@ -45,7 +58,7 @@ pub struct FaultyState {
     fault: Fault,
 }
 
-const FAULTS: [&str; 8] = [
+const FAULTS: [&str; 12] = [
     "none",
     "panic",
     "extra_checker",
@@ -54,12 +67,37 @@ const FAULTS: [&str; 8] = [
     "spin",
     "slow_once",
     "slow",
+    "abort",
+    "segfault",
+    "allocate",
+    "garbage",
+];
+
+/// Every fault, by its number in the state's last byte.
+const BY_NUMBER: [Fault; 12] = [
+    Fault::None,
+    Fault::Panic,
+    Fault::ExtraChecker,
+    Fault::AcceptAnything,
+    Fault::UndeclaredName,
+    Fault::Spin,
+    Fault::SlowOnce,
+    Fault::Slow,
+    Fault::Abort,
+    Fault::Segfault,
+    Fault::Allocate,
+    Fault::Garbage,
 ];
 
 impl Variant for Faulty {
     type State = FaultyState;
 
     fn info(&self) -> VariantInfo {
+        if let Some(marker) = std::env::var_os("BG_TEST_FAULTY_CRASH_AT_LOAD_IF")
+            && std::path::Path::new(&marker).exists()
+        {
+            std::process::abort();
+        }
         VariantInfo {
             name: "faulty".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -86,16 +124,9 @@ impl Variant for Faulty {
 
     fn new_game(&self, options: &Options) -> Result<Setup<FaultyState>, VariantError> {
         check_option_names(options, &["fault"])?;
-        let fault = match option_value(options, "fault", &FAULTS, "none")? {
-            "panic" => Fault::Panic,
-            "extra_checker" => Fault::ExtraChecker,
-            "accept_anything" => Fault::AcceptAnything,
-            "undeclared_name" => Fault::UndeclaredName,
-            "spin" => Fault::Spin,
-            "slow_once" => Fault::SlowOnce,
-            "slow" => Fault::Slow,
-            _ => Fault::None,
-        };
+        let name = option_value(options, "fault", &FAULTS, "none")?;
+        let number = FAULTS.iter().position(|f| *f == name).unwrap_or(0);
+        let fault = BY_NUMBER[number];
         let setup = Standard.new_game(&Options::new())?;
         Ok(Setup {
             state: FaultyState {
@@ -139,6 +170,17 @@ impl Variant for Faulty {
                 std::thread::sleep(std::time::Duration::from_millis(1500));
             }
             Fault::Slow => std::thread::sleep(std::time::Duration::from_millis(400)),
+            Fault::Abort => std::process::abort(),
+            // SAFETY: none; a segmentation fault on purpose (address 16
+            // is never mapped).
+            Fault::Segfault => unsafe { std::ptr::write_volatile(16 as *mut u64, 1) },
+            Fault::Allocate => {
+                let mut held: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    held.push(vec![1u8; 16 << 20]);
+                    std::hint::black_box(&held);
+                }
+            }
             _ => {}
         }
         Standard.play_result(&state.inner, seat, play)
@@ -207,16 +249,10 @@ impl StateCodec for FaultyState {
         let (&fault, inner) = bytes
             .split_last()
             .ok_or_else(|| VariantError::InvalidInput("empty state".into()))?;
-        let fault = match fault {
-            1 => Fault::Panic,
-            2 => Fault::ExtraChecker,
-            3 => Fault::AcceptAnything,
-            4 => Fault::UndeclaredName,
-            5 => Fault::Spin,
-            6 => Fault::SlowOnce,
-            7 => Fault::Slow,
-            _ => Fault::None,
-        };
+        let fault = BY_NUMBER
+            .get(usize::from(fault))
+            .copied()
+            .unwrap_or(Fault::None);
         Ok(FaultyState {
             inner: Standard.decode_state(inner)?,
             fault,
@@ -225,5 +261,56 @@ impl StateCodec for FaultyState {
 }
 
 // Built without FLAG_CHECKS_PLAYS (its apply_play checks nothing), so that
-// `accept_anything` tests the host's own check of such plugins.
-bg_variant_api::export_variant!(Faulty, unchecked_plays_for_tests);
+// `accept_anything` tests the host's own check of such plugins; and with
+// its entry point written out, to wrap `apply_play` for `garbage`.
+mod entry {
+    use std::sync::OnceLock;
+
+    use bg_variant_api::abi::{Buffer, STATUS_OK, Status, VariantDescriptor};
+    use bg_variant_api::engine::{Dice, Play};
+
+    use super::{Fault, Faulty};
+
+    type Shims = bg_variant_api::__private::Shims<Faulty, false>;
+
+    static GENERATED: OnceLock<VariantDescriptor> = OnceLock::new();
+    static WRAPPED: OnceLock<VariantDescriptor> = OnceLock::new();
+
+    /// `apply_play`, answering garbage when the state's fault says so.
+    unsafe extern "C" fn apply_play(
+        state: *const u8,
+        len: usize,
+        seat: u8,
+        dice: Dice,
+        play: *const Play,
+        out: *mut Buffer,
+    ) -> Status {
+        // SAFETY: the host passes `len` readable bytes.
+        let garbage = len > 0 && unsafe { *state.add(len - 1) } == Fault::Garbage as u8;
+        if !garbage {
+            // SAFETY: the same arguments, to the generated function.
+            return unsafe { Shims::apply_play(state, len, seat, dice, play, out) };
+        }
+        // SAFETY: `out` is the host's, valid for the call.
+        unsafe { *out = Buffer::from_vec(vec![0xff, 0xfe, 0x07, 0x00, 0x13, 0x37]) };
+        STATUS_OK
+    }
+
+    /// The plugin entry point (see `bg_variant_api::abi`).
+    ///
+    /// # Safety
+    /// Called by the plugin host through `dlsym`; takes no arguments.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn bg_variant_entry() -> *const VariantDescriptor {
+        std::panic::catch_unwind(|| {
+            // SAFETY: the generated descriptor lives in a static.
+            let d = unsafe { &*Shims::descriptor(&GENERATED) };
+            let wrapped = WRAPPED.get_or_init(|| VariantDescriptor {
+                apply_play: Some(apply_play),
+                ..*d
+            });
+            std::ptr::from_ref(wrapped)
+        })
+        .unwrap_or(std::ptr::null())
+    }
+}
