@@ -337,3 +337,95 @@ async fn a_worker_that_crashes_as_it_starts_is_started_again_only_after_a_back_o
         step(&mut client, &mut fine, &mut rng).await;
     }
 }
+
+/// A plugin whose worker crashes as it first loads is skipped, saying
+/// why, and the server serves the other variants.
+#[tokio::test(flavor = "multi_thread")]
+async fn in_worker_processes_a_plugin_that_crashes_as_it_loads_is_skipped() {
+    let plugins = plugin_dir(&PLUGINS);
+    let data = tempfile::tempdir().unwrap();
+    let marker = data.path().join("crash-at-load");
+    std::fs::write(&marker, b"").unwrap();
+    let server = ServerProcess::start_with_env(
+        env!("CARGO_BIN_EXE_backgammond").as_ref(),
+        plugins.path(),
+        data.path(),
+        &ISOLATED,
+        &[("BG_TEST_FAULTY_CRASH_AT_LOAD_IF", marker.to_str().unwrap())],
+    );
+    let mut client = connect(&server.addr).await;
+    assert_eq!(variant_names(&mut client).await, ["standard"]);
+    let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    for _ in 0..4 {
+        step(&mut client, &mut g, &mut rng).await;
+    }
+}
+
+/// Worker processes do not outlive the server, not even one spinning in
+/// a call: killed with the server (SIGKILL, no chance to clean up), they
+/// are gone within seconds.
+#[tokio::test(flavor = "multi_thread")]
+async fn worker_processes_end_with_the_server_even_one_spinning_in_a_call() {
+    let mut fixture = start_with_plugins(
+        &PLUGINS,
+        &[
+            "--plugin-isolation",
+            "process",
+            "--plugin-call-timeout-ms",
+            "60000",
+        ],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    let g = faulty_game(&mut client, "spin").await;
+    let request = with_token(
+        move_request(&g, &g.game.legal_plays[0].notation, "spin"),
+        g.to_act_token(),
+    );
+    let spinning = tokio::spawn(async move { client.r#move(request).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let server = fixture.server.pid().unwrap();
+    let all_children = children_of(server);
+    assert!(
+        all_children.len() >= 2,
+        "a worker per variant at least: {all_children:?}"
+    );
+    fixture.server.kill();
+    let _ = spinning.await;
+    let start = std::time::Instant::now();
+    while all_children
+        .iter()
+        .any(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists() && !zombie(*pid))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "workers outlived the server: {all_children:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The child processes of `pid` (from every thread of it).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` has exited and waits to be reaped (by init, here).
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+    })
+}

@@ -280,7 +280,9 @@ fn spawn(
         }
         Err(Failure::Broken(why)) => {
             let end = worker.kill();
-            return Err(format!("{why}{end}"));
+            return Err(format!(
+                "its worker process failed as it loaded the plugin: {why}{end}"
+            ));
         }
     };
     match frame::read_hello(&hello) {
