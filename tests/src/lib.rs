@@ -64,6 +64,40 @@ pub fn plugin_dir(plugins: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
+/// The C plugin of `examples/c-plugin` compiled into `dir`, as its
+/// build line says (with warnings as errors), against the C header
+/// generated from the ABI's Rust definitions. The C compiler is `$CC`,
+/// else `cc`.
+pub fn compile_c_plugin(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = dir.join(library_file_name("bg_c_backgammon"));
+    let compiler = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let built = std::process::Command::new(&compiler)
+        .args([
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-shared",
+            "-fPIC",
+        ])
+        .arg("-I")
+        .arg(root.join("crates/variant-api/include"))
+        .arg("-o")
+        .arg(&out)
+        .arg(root.join("examples/c-plugin/backgammon.c"))
+        .output()
+        .unwrap_or_else(|e| panic!("running the C compiler {compiler:?}: {e}"));
+    assert!(
+        built.status.success(),
+        "the C plugin does not compile:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    out
+}
+
 /// Copies a plugin file the way operators should: to a hidden temporary
 /// name in the same folder, then renamed into place, so a scan never sees
 /// half a file.

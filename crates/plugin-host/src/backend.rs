@@ -12,7 +12,7 @@
 use bg_engine::{Board, Dice, LegalPlay, Play};
 use bg_variant_api::abi::{
     self, AfterRollFn, ApplyPlayFn, BoardFn, Buffer, ConcedeFn, DecideFn, FreeBufferFn, InfoFn,
-    LegalPlaysFn, NewGameFn, ScoreboardFn, SetupPositionFn, Status, VariantDescriptor,
+    LegalPlaysFn, NewGameFn, NonNullFn, ScoreboardFn, SetupPositionFn, Status, VariantDescriptor,
 };
 
 use crate::isolated::Workers;
@@ -70,14 +70,19 @@ pub(crate) struct Answer {
     pub status: Status,
     pub bytes: Vec<u8>,
     pub board: Board,
+    /// The board of the state a `GameSetup` or `Transition` answer
+    /// carries, when a worker sends it along (saving the host a round
+    /// trip to ask for it).
+    pub next_board: Option<Board>,
 }
 
 impl Answer {
-    fn new(status: Status, bytes: Vec<u8>) -> Answer {
+    pub(crate) fn new(status: Status, bytes: Vec<u8>) -> Answer {
         Answer {
             status,
             bytes,
             board: Board::EMPTY,
+            next_board: None,
         }
     }
 }
@@ -163,18 +168,18 @@ const ZERO_PLAY: LegalPlay = LegalPlay {
 /// The plugin's functions, all present (checked at load).
 #[derive(Clone, Copy)]
 pub(crate) struct Calls {
-    info: InfoFn,
-    new_game: NewGameFn,
-    setup_position: SetupPositionFn,
-    board: BoardFn,
-    legal_plays: LegalPlaysFn,
-    apply_play: ApplyPlayFn,
-    after_roll: AfterRollFn,
-    decide: DecideFn,
-    concede: ConcedeFn,
-    free_buffer: FreeBufferFn,
+    info: NonNullFn<InfoFn>,
+    new_game: NonNullFn<NewGameFn>,
+    setup_position: NonNullFn<SetupPositionFn>,
+    board: NonNullFn<BoardFn>,
+    legal_plays: NonNullFn<LegalPlaysFn>,
+    apply_play: NonNullFn<ApplyPlayFn>,
+    after_roll: NonNullFn<AfterRollFn>,
+    decide: NonNullFn<DecideFn>,
+    concede: NonNullFn<ConcedeFn>,
+    free_buffer: NonNullFn<FreeBufferFn>,
     /// ABI 1.2 on.
-    scoreboard: Option<ScoreboardFn>,
+    scoreboard: ScoreboardFn,
 }
 
 impl Calls {

@@ -32,6 +32,17 @@ thread_local! {
     };
 }
 
+/// How many boards of states each thread remembers for isolated plugins.
+const REMEMBERED_BOARDS: usize = 4;
+
+thread_local! {
+    /// The last boards this thread was given by isolated plugins: (plugin
+    /// id, state, board). Plugins are pure, so a state's board is given
+    /// again.
+    static LAST_BOARDS: std::cell::RefCell<std::collections::VecDeque<(u64, Vec<u8>, Board)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
 /// A plugin's legal plays of one position. The plugin is named by its
 /// [`Plugin::id`], never reused in a process. Plugins are pure (the same state,
 /// seat and dice give the same plays), so the plays can be given again.
@@ -231,30 +242,54 @@ impl Plugin {
     /// Starts a game with `options`.
     pub fn new_game(&self, options: &Options) -> Result<Setup, RulesError> {
         let options = encode_options(options);
-        let bytes = self.call(Request::NewGame { options: &options })?;
-        let setup = wire::setup(self.decode(&bytes)?);
-        self.check_board(&self.board(&setup.state)?)?;
-        Ok(setup)
+        let answer = self.answer(Request::NewGame { options: &options }, &mut Vec::new())?;
+        self.checked_setup(answer)
     }
 
     /// Starts a game from `board`, if the variant supports it.
     pub fn setup_position(&self, board: &Board, options: &Options) -> Result<Setup, RulesError> {
         let options = encode_options(options);
-        let bytes = self.call(Request::SetupPosition {
+        let request = Request::SetupPosition {
             board,
             options: &options,
-        })?;
-        let setup = wire::setup(self.decode(&bytes)?);
-        self.check_board(&self.board(&setup.state)?)?;
-        Ok(setup)
+        };
+        let answer = self.answer(request, &mut Vec::new())?;
+        self.checked_setup(answer)
     }
 
-    /// The board of a state.
+    /// The board of a state. An isolated plugin's boards are remembered
+    /// (see `LAST_BOARDS`): each costs a round trip to a worker, and an
+    /// action asks for the same board several times.
     pub fn board(&self, state: &[u8]) -> Result<Board, RulesError> {
+        let isolated = self.isolated();
+        if isolated
+            && let Some(board) = LAST_BOARDS.with_borrow(|last| {
+                last.iter()
+                    .find(|(plugin, s, _)| *plugin == self.id && s[..] == *state)
+                    .map(|(_, _, board)| *board)
+            })
+        {
+            return Ok(board);
+        }
         let answer = self.answer(Request::Board { state }, &mut Vec::new())?;
         let board = answer.board;
         self.status(answer.status, answer.bytes)?;
+        self.remember_board(state, Some(board));
         Ok(board)
+    }
+
+    /// Gives `board` again as the board of `state`, for an isolated plugin
+    /// (a worker's answer to a call that returned the state may carry it).
+    fn remember_board(&self, state: &[u8], board: Option<Board>) {
+        let Some(board) = board.filter(|_| self.isolated()) else {
+            return;
+        };
+        LAST_BOARDS.with_borrow_mut(|last| {
+            if last.len() == REMEMBERED_BOARDS {
+                last.pop_front();
+            }
+            last.push_back((self.id, state.to_vec(), board));
+        });
     }
 
     /// The legal plays of `seat` with `dice` (each result once), into
@@ -282,6 +317,12 @@ impl Plugin {
             return Ok(());
         }
         self.search_plays(state, seat, dice, plays)?;
+        self.remember_plays(state, seat, dice, plays);
+        Ok(())
+    }
+
+    /// Gives `plays` again when this thread asks for this position next.
+    fn remember_plays(&self, state: &[u8], seat: u8, dice: Dice, plays: &[LegalPlay]) {
         LAST_PLAYS.with_borrow_mut(|last| {
             last.plugin = self.id;
             last.state.clear();
@@ -291,7 +332,6 @@ impl Plugin {
             last.plays.clear();
             last.plays.extend_from_slice(plays);
         });
-        Ok(())
     }
 
     /// The plugin's legal plays, checked: none remembered.
@@ -334,13 +374,13 @@ impl Plugin {
         if !checks_itself {
             self.legal_plays(state, seat, dice, &mut legal)?;
         }
-        let bytes = self.call(Request::ApplyPlay {
+        let request = Request::ApplyPlay {
             state,
             seat: seat as u8,
             dice,
             play,
-        })?;
-        let transition = self.checked_transition(&bytes)?;
+        };
+        let transition = self.checked_transition(self.answer(request, &mut Vec::new())?)?;
         if !checks_itself {
             let board = self.board(&transition.state)?;
             if !legal.iter().any(|lp| lp.result == board) {
@@ -359,22 +399,48 @@ impl Plugin {
         seat: Seat,
         dice: Dice,
     ) -> Result<Transition, RulesError> {
-        let bytes = self.call(Request::AfterRoll {
-            state,
-            seat: seat as u8,
-            dice,
-        })?;
-        self.checked_transition(&bytes)
+        let (seat, request) = (
+            seat as u8,
+            Request::AfterRoll {
+                state,
+                seat: seat as u8,
+                dice,
+            },
+        );
+        let Backend::Isolated(workers) = &self.backend else {
+            return self.checked_transition(self.answer(request, &mut Vec::new())?);
+        };
+        // A roll is followed by the question of the legal plays, most
+        // often of the same state: asked of the worker in the same
+        // exchange, and kept if the roll left the state as it was.
+        let mut plays = Vec::new();
+        let next = Request::LegalPlays { state, seat, dice };
+        let mut answers = workers
+            .call_many(&[request, next], &mut plays)
+            .map_err(|e| self.fault(e))?
+            .into_iter();
+        let (Some(rolled), Some(listed)) = (answers.next(), answers.next()) else {
+            return Err(self.fault("a worker gave fewer answers than asked".into()));
+        };
+        let transition = self.checked_transition(rolled)?;
+        if transition.state == state
+            && listed.status == abi::STATUS_OK
+            && !plays.is_empty()
+            && plays.iter().all(|lp| lp.result.validate().is_ok())
+        {
+            self.remember_plays(state, seat, dice, &plays);
+        }
+        Ok(transition)
     }
 
     /// Answers a pending decision.
     pub fn decide(&self, state: &[u8], seat: Seat, choice: &str) -> Result<Transition, RulesError> {
-        let bytes = self.call(Request::Decide {
+        let request = Request::Decide {
             state,
             seat: seat as u8,
             choice: choice.as_bytes(),
-        })?;
-        self.checked_transition(&bytes)
+        };
+        self.checked_transition(self.answer(request, &mut Vec::new())?)
     }
 
     /// What `loser` concedes by resigning now.
@@ -436,10 +502,24 @@ impl Plugin {
         }
     }
 
-    fn checked_transition(&self, bytes: &[u8]) -> Result<Transition, RulesError> {
-        let transition = wire::transition(self.decode(bytes)?).map_err(|e| self.fault(e))?;
+    /// A transition answered, its board checked.
+    fn checked_transition(&self, answer: Answer) -> Result<Transition, RulesError> {
+        let next_board = answer.next_board;
+        let bytes = self.status(answer.status, answer.bytes)?;
+        let transition = wire::transition(self.decode(&bytes)?).map_err(|e| self.fault(e))?;
+        self.remember_board(&transition.state, next_board);
         self.check_board(&self.board(&transition.state)?)?;
         Ok(transition)
+    }
+
+    /// A new game answered, its board checked.
+    fn checked_setup(&self, answer: Answer) -> Result<Setup, RulesError> {
+        let next_board = answer.next_board;
+        let bytes = self.status(answer.status, answer.bytes)?;
+        let setup = wire::setup(self.decode(&bytes)?);
+        self.remember_board(&setup.state, next_board);
+        self.check_board(&self.board(&setup.state)?)?;
+        Ok(setup)
     }
 
     fn check_board(&self, board: &Board) -> Result<(), RulesError> {

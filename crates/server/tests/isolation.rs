@@ -429,3 +429,43 @@ fn zombie(pid: u32) -> bool {
             .is_some_and(|rest| rest.trim_start().starts_with('Z'))
     })
 }
+
+/// The plugin written in C (examples/c-plugin) is served like any other,
+/// in process and in worker processes: games through the API to the end.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_written_in_c_plays_whole_games_in_both_modes() {
+    for args in [&[][..], &ISOLATED[..]] {
+        let plugins = tempfile::tempdir().unwrap();
+        bg_tests::compile_c_plugin(plugins.path());
+        let data = tempfile::tempdir().unwrap();
+        let server = ServerProcess::start_with(
+            env!("CARGO_BIN_EXE_backgammond").as_ref(),
+            plugins.path(),
+            data.path(),
+            args,
+        );
+        let mut client = connect(&server.addr).await;
+        assert_eq!(variant_names(&mut client).await, ["c_backgammon"]);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+        let mut g = variant_game(
+            &mut client,
+            pb::NewGameRequest {
+                variant: "c_backgammon".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        let mut steps = 0;
+        while g.game.phase != pb::Phase::MatchOver as i32 {
+            step(&mut client, &mut g, &mut rng).await;
+            steps += 1;
+            assert!(steps < 2000, "{args:?}: the game never ended");
+        }
+        assert_eq!(
+            stored_history(&mut client, &g.id()).await.len() as u64,
+            g.game.version,
+            "{args:?}"
+        );
+    }
+}

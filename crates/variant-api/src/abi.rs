@@ -36,26 +36,51 @@ pub type Status = i32;
 
 // The error codes are the engine's one list of error kinds
 // (`RulesErrorKind`, with its status codes); the ABI adds success and the
-// short buffer.
+// short buffer. Written as numbers so that the C header (generated from
+// this file) carries them; each is checked against the list below.
 pub const STATUS_OK: Status = 0;
 /// Bad options, state bytes or board.
-pub const STATUS_INVALID_INPUT: Status = RulesErrorKind::InvalidInput.status();
+pub const STATUS_INVALID_INPUT: Status = 1;
 /// A bad option.
-pub const STATUS_INVALID_OPTION: Status = RulesErrorKind::InvalidOption.status();
+pub const STATUS_INVALID_OPTION: Status = 2;
 /// An illegal play.
-pub const STATUS_ILLEGAL_PLAY: Status = RulesErrorKind::IllegalPlay.status();
+pub const STATUS_ILLEGAL_PLAY: Status = 3;
 /// An illegal decision.
-pub const STATUS_ILLEGAL_DECISION: Status = RulesErrorKind::IllegalDecision.status();
+pub const STATUS_ILLEGAL_DECISION: Status = 4;
 /// The variant does not support the call.
-pub const STATUS_UNSUPPORTED: Status = RulesErrorKind::Unsupported.status();
+pub const STATUS_UNSUPPORTED: Status = 5;
 /// The plugin panicked or broke its contract; the call did nothing.
-pub const STATUS_PANIC: Status = RulesErrorKind::VariantFault.status();
+pub const STATUS_PANIC: Status = 6;
 /// The caller's array was too small; `count` holds the length needed.
 pub const STATUS_BUFFER_TOO_SMALL: Status = 7;
 
-// Success and the short buffer are no error kind's code.
-const _: () = assert!(RulesErrorKind::from_status(STATUS_OK).is_none());
-const _: () = assert!(RulesErrorKind::from_status(STATUS_BUFFER_TOO_SMALL).is_none());
+// Each error status is its kind's code in the one list; success and the
+// short buffer are no kind's code.
+const _: () = {
+    assert!(STATUS_INVALID_INPUT == RulesErrorKind::InvalidInput.status());
+    assert!(STATUS_INVALID_OPTION == RulesErrorKind::InvalidOption.status());
+    assert!(STATUS_ILLEGAL_PLAY == RulesErrorKind::IllegalPlay.status());
+    assert!(STATUS_ILLEGAL_DECISION == RulesErrorKind::IllegalDecision.status());
+    assert!(STATUS_UNSUPPORTED == RulesErrorKind::Unsupported.status());
+    assert!(STATUS_PANIC == RulesErrorKind::VariantFault.status());
+    assert!(RulesErrorKind::from_status(STATUS_OK).is_none());
+    assert!(RulesErrorKind::from_status(STATUS_BUFFER_TOO_SMALL).is_none());
+};
+
+// The bits of `VariantDescriptor::capabilities` (`crate::Capabilities`).
+/// The doubling cube may be used (possibly only with an option).
+pub const CAPABILITY_CUBE: u64 = 1;
+/// A game can end in a draw.
+pub const CAPABILITY_DRAWS: u64 = 1 << 1;
+/// Points are scored during play (`Transition.events`).
+pub const CAPABILITY_SCORES_DURING_PLAY: u64 = 1 << 2;
+/// Players may have to make decisions (`decide`).
+pub const CAPABILITY_DECISIONS: u64 = 1 << 3;
+/// Boards are standard backgammon positions, so the gnubg Position ID
+/// describes them.
+pub const CAPABILITY_STANDARD_BOARD: u64 = 1 << 4;
+/// A game can start from any board (`setup_position`).
+pub const CAPABILITY_SETUP_POSITION: u64 = 1 << 5;
 
 /// Bytes allocated by the plugin, returned to its `free_buffer`.
 #[repr(C)]
@@ -138,79 +163,107 @@ impl StrRef {
     }
 }
 
+// Every function pointer is nullable (an `Option` of the function): a
+// null one (a plugin not built with [`crate::export_variant!`]) is a
+// value the host can refuse, not undefined behaviour. [`NonNullFn`] names
+// the function inside, which the host calls once it has checked.
+
+/// The function type inside a nullable one (`NonNullFn<InfoFn>`).
+pub type NonNullFn<T> = <T as NullableFn>::Function;
+
+/// A nullable function pointer: an `Option` of the function.
+pub trait NullableFn {
+    type Function: Copy;
+}
+
+impl<F: Copy> NullableFn for Option<F> {
+    type Function = F;
+}
+
 /// `info(out)`: a `proto::VariantInfo`.
-pub type InfoFn = unsafe extern "C" fn(out: *mut Buffer) -> Status;
+pub type InfoFn = Option<unsafe extern "C" fn(out: *mut Buffer) -> Status>;
 /// `new_game(options, options_len, out)`: `proto::Options` in, `proto::GameSetup` out.
 pub type NewGameFn =
-    unsafe extern "C" fn(options: *const u8, len: usize, out: *mut Buffer) -> Status;
+    Option<unsafe extern "C" fn(options: *const u8, len: usize, out: *mut Buffer) -> Status>;
 /// `setup_position(board, options, options_len, out)`: like `new_game`, from a board.
-pub type SetupPositionFn = unsafe extern "C" fn(
-    board: *const Board,
-    options: *const u8,
-    len: usize,
-    out: *mut Buffer,
-) -> Status;
+pub type SetupPositionFn = Option<
+    unsafe extern "C" fn(
+        board: *const Board,
+        options: *const u8,
+        len: usize,
+        out: *mut Buffer,
+    ) -> Status,
+>;
 /// `board(state, state_len, board_out, error_out)`.
-pub type BoardFn = unsafe extern "C" fn(
-    state: *const u8,
-    len: usize,
-    board: *mut Board,
-    error: *mut Buffer,
-) -> Status;
+pub type BoardFn = Option<
+    unsafe extern "C" fn(
+        state: *const u8,
+        len: usize,
+        board: *mut Board,
+        error: *mut Buffer,
+    ) -> Status,
+>;
 /// `legal_plays(state, state_len, seat, dice, plays, capacity, count, error)`:
 /// writes up to `capacity` plays and sets `count` to the number of legal
 /// plays; [`STATUS_BUFFER_TOO_SMALL`] if `count > capacity`.
-pub type LegalPlaysFn = unsafe extern "C" fn(
-    state: *const u8,
-    len: usize,
-    seat: u8,
-    dice: Dice,
-    plays: *mut LegalPlay,
-    capacity: usize,
-    count: *mut usize,
-    error: *mut Buffer,
-) -> Status;
+pub type LegalPlaysFn = Option<
+    unsafe extern "C" fn(
+        state: *const u8,
+        len: usize,
+        seat: u8,
+        dice: Dice,
+        plays: *mut LegalPlay,
+        capacity: usize,
+        count: *mut usize,
+        error: *mut Buffer,
+    ) -> Status,
+>;
 /// `apply_play(state, state_len, seat, dice, play, out)`: a `proto::Transition`.
-pub type ApplyPlayFn = unsafe extern "C" fn(
-    state: *const u8,
-    len: usize,
-    seat: u8,
-    dice: Dice,
-    play: *const Play,
-    out: *mut Buffer,
-) -> Status;
+pub type ApplyPlayFn = Option<
+    unsafe extern "C" fn(
+        state: *const u8,
+        len: usize,
+        seat: u8,
+        dice: Dice,
+        play: *const Play,
+        out: *mut Buffer,
+    ) -> Status,
+>;
 /// `after_roll(state, state_len, seat, dice, out)`: a `proto::Transition`.
-pub type AfterRollFn = unsafe extern "C" fn(
-    state: *const u8,
-    len: usize,
-    seat: u8,
-    dice: Dice,
-    out: *mut Buffer,
-) -> Status;
+pub type AfterRollFn = Option<
+    unsafe extern "C" fn(
+        state: *const u8,
+        len: usize,
+        seat: u8,
+        dice: Dice,
+        out: *mut Buffer,
+    ) -> Status,
+>;
 /// `decide(state, state_len, seat, choice, choice_len, out)`: a `proto::Transition`.
-pub type DecideFn = unsafe extern "C" fn(
-    state: *const u8,
-    len: usize,
-    seat: u8,
-    choice: *const u8,
-    choice_len: usize,
-    out: *mut Buffer,
-) -> Status;
+pub type DecideFn = Option<
+    unsafe extern "C" fn(
+        state: *const u8,
+        len: usize,
+        seat: u8,
+        choice: *const u8,
+        choice_len: usize,
+        out: *mut Buffer,
+    ) -> Status,
+>;
 /// `concede(state, state_len, loser, out)`: a `proto::Outcome`.
-pub type ConcedeFn =
-    unsafe extern "C" fn(state: *const u8, len: usize, loser: u8, out: *mut Buffer) -> Status;
+pub type ConcedeFn = Option<
+    unsafe extern "C" fn(state: *const u8, len: usize, loser: u8, out: *mut Buffer) -> Status,
+>;
 /// `scoreboard(state, state_len, out)`: a `proto::Scoreboard`, or an empty
 /// buffer for a variant that scores only at the end (ABI 1.2).
 pub type ScoreboardFn =
-    unsafe extern "C" fn(state: *const u8, len: usize, out: *mut Buffer) -> Status;
+    Option<unsafe extern "C" fn(state: *const u8, len: usize, out: *mut Buffer) -> Status>;
 /// `free_buffer(buffer)`: frees a buffer this plugin returned.
-pub type FreeBufferFn = unsafe extern "C" fn(buffer: Buffer);
+pub type FreeBufferFn = Option<unsafe extern "C" fn(buffer: Buffer)>;
 
 /// What the entry point returns. Append new fields at the end only (and
-/// raise [`ABI_MINOR`]); anything else is a new [`ABI_MAJOR`]. Function
-/// pointers are `Option`s so that a null one (a plugin not built with
-/// [`crate::export_variant!`]) is a value the host can refuse, not
-/// undefined behaviour.
+/// raise [`ABI_MINOR`]); anything else is a new [`ABI_MAJOR`]. Every
+/// function may be null, which the host refuses.
 #[repr(C)]
 pub struct VariantDescriptor {
     pub abi_major: u32,
@@ -228,18 +281,18 @@ pub struct VariantDescriptor {
     pub api_version: StrRef,
     /// [`crate::Capabilities`] bits.
     pub capabilities: u64,
-    pub info: Option<InfoFn>,
-    pub new_game: Option<NewGameFn>,
-    pub setup_position: Option<SetupPositionFn>,
-    pub board: Option<BoardFn>,
-    pub legal_plays: Option<LegalPlaysFn>,
-    pub apply_play: Option<ApplyPlayFn>,
-    pub after_roll: Option<AfterRollFn>,
-    pub decide: Option<DecideFn>,
-    pub concede: Option<ConcedeFn>,
-    pub free_buffer: Option<FreeBufferFn>,
+    pub info: InfoFn,
+    pub new_game: NewGameFn,
+    pub setup_position: SetupPositionFn,
+    pub board: BoardFn,
+    pub legal_plays: LegalPlaysFn,
+    pub apply_play: ApplyPlayFn,
+    pub after_roll: AfterRollFn,
+    pub decide: DecideFn,
+    pub concede: ConcedeFn,
+    pub free_buffer: FreeBufferFn,
     /// ABI 1.2 on; read only when `struct_size` covers it.
-    pub scoreboard: Option<ScoreboardFn>,
+    pub scoreboard: ScoreboardFn,
 }
 
 /// The plugin was built with `panic = "unwind"`, so its exports can catch
@@ -263,6 +316,11 @@ pub const MIN_DESCRIPTOR_SIZE: usize = std::mem::offset_of!(VariantDescriptor, s
 pub const fn has_scoreboard(struct_size: u32) -> bool {
     struct_size as usize >= std::mem::size_of::<VariantDescriptor>()
 }
+
+/// [`layout_fingerprint`] of this ABI's types, as a number (for the C
+/// header: a C plugin puts it in its descriptor's `layout`).
+pub const LAYOUT_FINGERPRINT: u64 = 0x008D_2A13_2FF8_7B4C;
+const _: () = assert!(LAYOUT_FINGERPRINT == layout_fingerprint());
 
 /// The sizes and alignments of the types that cross the boundary by value,
 /// packed into one number: a plugin whose types differ is refused.

@@ -58,18 +58,18 @@ pub struct Capabilities(pub u64);
 
 impl Capabilities {
     /// The doubling cube may be used (possibly only with an option).
-    pub const CUBE: Capabilities = Capabilities(1);
+    pub const CUBE: Capabilities = Capabilities(abi::CAPABILITY_CUBE);
     /// A game can end in a draw.
-    pub const DRAWS: Capabilities = Capabilities(1 << 1);
+    pub const DRAWS: Capabilities = Capabilities(abi::CAPABILITY_DRAWS);
     /// Points are scored during play ([`Transition::events`]).
-    pub const SCORES_DURING_PLAY: Capabilities = Capabilities(1 << 2);
+    pub const SCORES_DURING_PLAY: Capabilities = Capabilities(abi::CAPABILITY_SCORES_DURING_PLAY);
     /// Players may have to make decisions ([`Variant::decide`]).
-    pub const DECISIONS: Capabilities = Capabilities(1 << 3);
+    pub const DECISIONS: Capabilities = Capabilities(abi::CAPABILITY_DECISIONS);
     /// Boards are standard backgammon positions, so the gnubg Position ID
     /// describes them.
-    pub const STANDARD_BOARD: Capabilities = Capabilities(1 << 4);
+    pub const STANDARD_BOARD: Capabilities = Capabilities(abi::CAPABILITY_STANDARD_BOARD);
     /// A game can start from any board ([`Variant::setup_position`]).
-    pub const SETUP_POSITION: Capabilities = Capabilities(1 << 5);
+    pub const SETUP_POSITION: Capabilities = Capabilities(abi::CAPABILITY_SETUP_POSITION);
 
     pub const fn union(self, other: Capabilities) -> Capabilities {
         Capabilities(self.0 | other.0)

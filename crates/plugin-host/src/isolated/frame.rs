@@ -17,14 +17,22 @@ use crate::backend::{Answer, Identity, Request};
 /// thing sent: a debug build of one is tens of megabytes).
 pub(crate) const MAX_FRAME: usize = 256 << 20;
 
-/// Writes one frame.
+/// Writes one frame, in one write when it is small (a pipe's writes of up
+/// to 4 KiB are atomic, and each write is a system call).
 pub(crate) fn write_frame(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     let len = u32::try_from(bytes.len())
         .ok()
         .filter(|&len| len as usize <= MAX_FRAME)
         .ok_or_else(|| std::io::Error::other("frame too large"))?;
-    to.write_all(&len.to_le_bytes())?;
-    to.write_all(bytes)?;
+    if bytes.len() <= 4096 {
+        let mut frame = Vec::with_capacity(4 + bytes.len());
+        frame.extend_from_slice(&len.to_le_bytes());
+        frame.extend_from_slice(bytes);
+        to.write_all(&frame)?;
+    } else {
+        to.write_all(&len.to_le_bytes())?;
+        to.write_all(bytes)?;
+    }
     to.flush()
 }
 
@@ -143,6 +151,12 @@ impl<'a> In<'a> {
             *pinned = self.u32()?;
         }
         Ok(board)
+    }
+    fn optional_board(&mut self) -> Result<Option<Board>, String> {
+        match self.u8()? {
+            0 => Ok(None),
+            _ => Ok(Some(self.board()?)),
+        }
     }
     fn play(&mut self) -> Result<Play, String> {
         let len = self.u8()? as usize;
@@ -342,9 +356,29 @@ pub(crate) fn answer(request: &Request<'_>, answer: &Answer, plays: &[LegalPlay]
                 out.board(&lp.result);
             }
         }
+        _ if carries_state(request) => match &answer.next_board {
+            Some(board) => {
+                out.u8(1);
+                out.board(board);
+            }
+            None => out.u8(0),
+        },
         _ => {}
     }
     out.0
+}
+
+/// Whether a request's answer is a `GameSetup` or a `Transition`: a state,
+/// whose board the worker sends along.
+pub(crate) fn carries_state(request: &Request<'_>) -> bool {
+    matches!(
+        request,
+        Request::NewGame { .. }
+            | Request::SetupPosition { .. }
+            | Request::ApplyPlay { .. }
+            | Request::AfterRoll { .. }
+            | Request::Decide { .. }
+    )
 }
 
 /// Reads a worker's answer to `request`; the plays go into `plays`.
@@ -356,11 +390,7 @@ pub(crate) fn read_answer(
     let mut input = In::new(bytes);
     let status = input.u32()? as i32;
     let message = input.bytes()?.to_vec();
-    let mut answer = Answer {
-        status,
-        bytes: message,
-        board: Board::EMPTY,
-    };
+    let mut answer = Answer::new(status, message);
     match request {
         Request::Board { .. } => answer.board = input.board()?,
         Request::LegalPlays { .. } => {
@@ -375,6 +405,7 @@ pub(crate) fn read_answer(
                 plays.push(LegalPlay { play, result });
             }
         }
+        _ if carries_state(request) => answer.next_board = input.optional_board()?,
         _ => {}
     }
     input.end()?;
@@ -499,24 +530,31 @@ mod tests {
             seat: 0,
             dice: Dice { d1: 2, d2: 1 },
         };
-        let sent = Answer {
-            status: 0,
-            bytes: b"ok".to_vec(),
-            board: Board::EMPTY,
-        };
+        let sent = Answer::new(0, b"ok".to_vec());
         let mut read_plays = Vec::new();
         let read = read_answer(&legal, &answer(&legal, &sent, &plays), &mut read_plays).unwrap();
         assert_eq!((read.status, read.bytes), (0, b"ok".to_vec()));
         assert_eq!(read_plays, plays);
 
         let board = Request::Board { state: b"s" };
-        let sent = Answer {
-            status: 3,
-            bytes: b"bad".to_vec(),
-            board: plays[0].result,
-        };
+        let mut sent = Answer::new(3, b"bad".to_vec());
+        sent.board = plays[0].result;
         let read = read_answer(&board, &answer(&board, &sent, &[]), &mut Vec::new()).unwrap();
         assert_eq!((read.status, read.board), (3, plays[0].result));
+
+        // A transition's answer carries its state's board, or says it
+        // does not.
+        let moved = Request::AfterRoll {
+            state: b"s",
+            seat: 1,
+            dice: Dice { d1: 5, d2: 5 },
+        };
+        let mut sent = Answer::new(0, b"transition".to_vec());
+        for next_board in [Some(plays[0].result), None] {
+            sent.next_board = next_board;
+            let read = read_answer(&moved, &answer(&moved, &sent, &[]), &mut Vec::new()).unwrap();
+            assert_eq!(read.next_board, next_board);
+        }
     }
 
     #[test]
@@ -526,15 +564,7 @@ mod tests {
             seat: 0,
             dice: Dice { d1: 2, d2: 1 },
         };
-        let good = answer(
-            &legal,
-            &Answer {
-                status: 0,
-                bytes: Vec::new(),
-                board: Board::EMPTY,
-            },
-            &sample_plays(),
-        );
+        let good = answer(&legal, &Answer::new(0, Vec::new()), &sample_plays());
         // Every truncation, and some noise, is refused.
         for cut in 0..good.len() {
             assert!(

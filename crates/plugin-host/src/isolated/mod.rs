@@ -124,42 +124,60 @@ impl Workers {
         request: Request<'_>,
         plays: &mut Vec<LegalPlay>,
     ) -> Result<Answer, String> {
+        let mut answers = self.call_many(&[request], plays)?;
+        answers.pop().ok_or_else(|| "no answer".to_string())
+    }
+
+    /// Makes several calls in one exchange with a worker (sent together,
+    /// answered in order), within the thread's deadline; a `LegalPlays`
+    /// request's plays go into `plays` (at most one such request).
+    pub(crate) fn call_many(
+        &self,
+        requests: &[Request<'_>],
+        plays: &mut Vec<LegalPlay>,
+    ) -> Result<Vec<Answer>, String> {
         let deadline = DEADLINE
             .get()
             .unwrap_or_else(|| Instant::now() + self.settings.call_timeout);
-        let message = frame::request(&request);
+        let mut message = Vec::new();
+        for request in requests {
+            frame::write_frame(&mut message, &frame::request(request))
+                .map_err(|e| e.to_string())?;
+        }
         let (mut worker, fresh) = self.take(deadline)?;
-        let mut outcome = worker.exchange(&message, deadline);
+        let mut outcome = worker.exchange(&message, requests.len(), deadline);
         if !fresh && matches!(outcome, Err(Failure::Broken(_))) && worker.died_idle() {
             // It died while it waited (killed from outside): the call never
             // reached it, so it goes to a fresh one.
             worker = self.start_one(deadline)?;
-            outcome = worker.exchange(&message, deadline);
+            outcome = worker.exchange(&message, requests.len(), deadline);
         }
+        let kinds = requests.iter().map(kind).collect::<Vec<_>>().join(", ");
         let failed = |worker: Worker, why: Failure| match why {
             Failure::Late => {
                 worker.kill_now();
                 format!(
-                    "a call ran past its deadline; its worker process was killed (the next call starts another) [{}]",
-                    kind(&request)
+                    "a call ran past its deadline; its worker process was killed (the next call starts another) [{kinds}]"
                 )
             }
             Failure::Broken(why) => {
                 let end = worker.kill();
-                format!(
-                    "its worker process failed during {}: {why}{end}",
-                    kind(&request)
-                )
+                format!("its worker process failed during {kinds}: {why}{end}")
             }
         };
-        let bytes = match outcome {
-            Ok(bytes) => bytes,
+        let frames = match outcome {
+            Ok(frames) => frames,
             Err(why) => return Err(failed(worker, why)),
         };
-        match frame::read_answer(&request, &bytes, plays) {
-            Ok(answer) => {
+        let answers: Result<Vec<Answer>, String> = requests
+            .iter()
+            .zip(&frames)
+            .map(|(request, bytes)| frame::read_answer(request, bytes, plays))
+            .collect();
+        match answers {
+            Ok(answers) => {
                 self.lock_idle().push(worker);
-                Ok(answer)
+                Ok(answers)
             }
             Err(garbage) => Err(failed(
                 worker,
@@ -272,8 +290,13 @@ fn spawn(
         requests,
         answers,
     };
-    let hello = match worker.exchange(library, deadline) {
-        Ok(hello) => hello,
+    let mut framed = Vec::with_capacity(library.len() + 4);
+    if let Err(e) = frame::write_frame(&mut framed, library) {
+        worker.kill_now();
+        return Err(format!("the plugin cannot be sent to a worker: {e}"));
+    }
+    let hello = match worker.exchange(&framed, 1, deadline) {
+        Ok(mut frames) => frames.pop().unwrap_or_default(),
         Err(Failure::Late) => {
             worker.kill_now();
             return Err("loading the plugin ran past the deadline".into());
@@ -299,23 +322,32 @@ fn spawn(
 }
 
 impl Worker {
-    /// Sends one frame and reads the answer's, by `deadline`.
-    fn exchange(&mut self, message: &[u8], deadline: Instant) -> Result<Vec<u8>, Failure> {
-        frame::write_frame(&mut self.requests, message)
+    /// Sends `message` (whole frames) and reads `count` answer frames, by
+    /// `deadline`.
+    fn exchange(
+        &mut self,
+        message: &[u8],
+        count: usize,
+        deadline: Instant,
+    ) -> Result<Vec<Vec<u8>>, Failure> {
+        use std::io::Write;
+        self.requests
+            .write_all(message)
+            .and_then(|()| self.requests.flush())
             .map_err(|e| Failure::Broken(format!("sending the call: {e}")))?;
+        let mut frames = Vec::with_capacity(count);
         let mut bytes = Vec::new();
         let mut chunk = [0u8; 16 << 10];
-        loop {
+        while frames.len() < count {
             if let Some(len) = frame::frame_len(&bytes) {
                 if len > frame::MAX_FRAME {
                     return Err(Failure::Broken(format!("it sent a frame of {len} bytes")));
                 }
                 if bytes.len() >= 4 + len {
-                    if bytes.len() > 4 + len {
-                        return Err(Failure::Broken("it sent more than it was asked".into()));
-                    }
+                    let rest = bytes.split_off(4 + len);
                     bytes.drain(..4);
-                    return Ok(bytes);
+                    frames.push(std::mem::replace(&mut bytes, rest));
+                    continue;
                 }
             }
             self.wait_readable(deadline)?;
@@ -326,6 +358,10 @@ impl Worker {
                 Err(e) => return Err(Failure::Broken(format!("reading its answer: {e}"))),
             }
         }
+        if !bytes.is_empty() {
+            return Err(Failure::Broken("it sent more than it was asked".into()));
+        }
+        Ok(frames)
     }
 
     /// Waits until the answers pipe has bytes (or is closed), or fails

@@ -11,7 +11,10 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::backend::Identity;
+use bg_engine::Board;
+use bg_variant_api::{abi, proto};
+
+use crate::backend::{Calls, Identity, Request};
 use crate::isolated::frame;
 use crate::load::open_plugin;
 
@@ -60,12 +63,32 @@ fn run(name: &Path, memory_limit: Option<u64>) -> std::io::Result<()> {
     while let Some(bytes) = frame::read_frame(&mut requests)? {
         let request = frame::OwnedRequest::read(&bytes).map_err(std::io::Error::other)?;
         let request = request.get();
-        let answer = calls
+        let mut answer = calls
             .call(request, &mut plays)
             .map_err(std::io::Error::other)?;
+        if frame::carries_state(&request) && answer.status == abi::STATUS_OK {
+            answer.next_board = board_of_answer(&calls, &request, &answer.bytes);
+        }
         frame::write_frame(&mut answers, &frame::answer(&request, &answer, &plays))?;
     }
     answers.flush()
+}
+
+/// The board of the state in a `GameSetup` or `Transition` answer, asked
+/// of the plugin here (None if the answer or the board cannot be read:
+/// the host then asks, and sees the fault itself).
+fn board_of_answer(calls: &Calls, request: &Request<'_>, bytes: &[u8]) -> Option<Board> {
+    use prost::Message;
+    let state = match request {
+        Request::NewGame { .. } | Request::SetupPosition { .. } => {
+            proto::GameSetup::decode(bytes).ok()?.state
+        }
+        _ => proto::Transition::decode(bytes).ok()?.state,
+    };
+    let answer = calls
+        .call(Request::Board { state: &state }, &mut Vec::new())
+        .ok()?;
+    (answer.status == abi::STATUS_OK).then_some(answer.board)
 }
 
 /// Limits this process before any plugin code runs.
