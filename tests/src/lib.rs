@@ -20,6 +20,16 @@ use bg_engine::{BAR, Board, Dice, Play, Seat};
 use bg_plugin_host::{Plugin, PluginHost};
 use bg_variant_api::Options;
 
+/// The shipped plugins, by library name (what `cargo xtask plugins`
+/// builds, and the image holds).
+pub const SHIPPED_PLUGINS: [&str; 5] = [
+    "bg_standard",
+    "bg_caucasian",
+    "bg_plakoto",
+    "bg_trictrac",
+    "bg_hypergammon",
+];
+
 /// The file name of a plugin library on this platform (`bg_standard` →
 /// `libbg_standard.so`).
 pub fn library_file_name(lib: &str) -> String {
@@ -161,7 +171,13 @@ pub fn legal_results(
     plays.iter().map(|lp| lp.result).collect()
 }
 
-/// The gnubg corpus copied into the project (see `tests/data/README.md`).
+/// GNU Backgammon's hypergammon legal plays (see `tests/data/README.md`).
+pub fn hypergammon_corpus_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/hypergammon-legal-plays.txt")
+}
+
+/// The standard corpus: GNU Backgammon's legal plays of 5,000 positions
+/// (see data/README.md).
 pub fn corpus_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/standard-legal-plays.txt")
 }

@@ -26,6 +26,7 @@ const SHIPPED: &[(&str, &str)] = &[
     ("bg-caucasian", "bg_caucasian"),
     ("bg-plakoto", "bg_plakoto"),
     ("bg-trictrac", "bg_trictrac"),
+    ("bg-hypergammon", "bg_hypergammon"),
 ];
 
 fn main() -> Result<()> {

@@ -685,10 +685,16 @@ fn render_last_roll(b: &pb::Scoreboard) -> String {
     out
 }
 
-/// The board of a gnubg Position ID, read with white on roll, in the API's
-/// format (white's numbering; black's checkers negative).
-pub fn board_of_position_id(id: &str) -> Result<pb::Board> {
-    let board = bg_engine::position_id::decode(id, Seat::White)
+/// The board of a gnubg Position ID, read with white on roll, for a
+/// variant played with `checkers` a side (0: 15), in the API's format
+/// (white's numbering; black's checkers negative).
+pub fn board_of_position_id(id: &str, checkers: u8) -> Result<pb::Board> {
+    let checkers = if checkers == 0 {
+        bg_engine::CHECKERS
+    } else {
+        checkers
+    };
+    let board = bg_engine::position_id::decode_for(id, Seat::White, checkers)
         .with_context(|| format!("{id:?} is not a gnubg Position ID"))?;
     let points = (1..=24u8)
         .map(|p| {

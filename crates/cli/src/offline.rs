@@ -120,7 +120,8 @@ fn position(
     if fields.len() < 3 {
         bail!("{at}: expected POSITION_ID DIE1 DIE2");
     }
-    let board = position_id::decode(&fields[0], Seat::White).with_context(|| at.to_string())?;
+    let board = position_id::decode_for(&fields[0], Seat::White, plugin.checkers())
+        .with_context(|| at.to_string())?;
     let die = |s: &str| {
         s.parse::<u8>()
             .with_context(|| format!("{at}: bad die {s:?}"))

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use bg_tests::{corpus_path, plugin_dir};
+use bg_tests::{corpus_path, hypergammon_corpus_path, plugin_dir};
 
 fn bgctl() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bgctl"))
@@ -25,6 +25,31 @@ fn bgctl_plays_reproduces_the_gnubg_corpus_line_for_line() {
         String::from_utf8_lossy(&output.stderr)
     );
     let expected = std::fs::read_to_string(corpus_path()).unwrap();
+    let actual = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(actual.lines().count(), 5000);
+    for (n, (want, got)) in expected.lines().zip(actual.lines()).enumerate() {
+        assert_eq!(got, want, "line {}", n + 1);
+    }
+}
+
+/// The hypergammon plugin's legal plays are GNU Backgammon's, on 5,000
+/// positions of hypergammon self-play (its corpus: tests/data/README.md).
+#[test]
+fn bgctl_plays_reproduces_gnubg_s_hypergammon_legal_plays() {
+    let dir = plugin_dir(&[("bg_hypergammon", "libbg_hypergammon.so")]);
+    let output = bgctl()
+        .args(["--plugin-dir"])
+        .arg(dir.path())
+        .args(["plays", "--variant", "hypergammon", "--corpus"])
+        .arg(hypergammon_corpus_path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let expected = std::fs::read_to_string(hypergammon_corpus_path()).unwrap();
     let actual = String::from_utf8(output.stdout).unwrap();
     assert_eq!(actual.lines().count(), 5000);
     for (n, (want, got)) in expected.lines().zip(actual.lines()).enumerate() {

@@ -24,7 +24,7 @@ fn check(lib: &str, extra: &[&str]) -> (bool, String) {
 
 #[test]
 fn every_shipped_plugin_passes_the_plugin_check() {
-    for lib in ["bg_standard", "bg_caucasian", "bg_plakoto", "bg_trictrac"] {
+    for lib in bg_tests::SHIPPED_PLUGINS {
         let (passed, text) = check(lib, &[]);
         assert!(passed, "{lib}:\n{text}");
         assert!(text.contains("plugin check passed"), "{lib}:\n{text}");

@@ -81,8 +81,12 @@ pub struct Board {
 /// Why a board is not a possible position.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
-    #[error("{seat} has {count} checkers, not {CHECKERS}")]
-    CheckerCount { seat: Seat, count: u32 },
+    #[error("{seat} has {count} checkers, not {expected}")]
+    CheckerCount {
+        seat: Seat,
+        count: u32,
+        expected: u8,
+    },
     #[error("point {point} (in white's numbering) holds checkers of both sides")]
     SharedPoint { point: u8 },
     #[error(
@@ -101,6 +105,12 @@ impl Board {
     /// Builds a board from `(point, count)` lists, each side in its own
     /// numbering (use [`BAR`] for the bar). Checkers not placed are off.
     pub fn from_points(white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
+        Board::from_points_for(CHECKERS, white, black)
+    }
+
+    /// [`from_points`](Self::from_points) for a variant played with
+    /// `checkers` a side.
+    pub fn from_points_for(checkers: u8, white: &[(u8, u8)], black: &[(u8, u8)]) -> Board {
         let mut board = Board::EMPTY;
         for (seat, list) in [(Seat::White, white), (Seat::Black, black)] {
             let side = &mut board.checkers[seat.index()];
@@ -109,7 +119,7 @@ impl Board {
             }
             let placed: u32 = side[1..].iter().map(|&c| u32::from(c)).sum();
             side[OFF as usize] =
-                u8::try_from(u32::from(CHECKERS).saturating_sub(placed)).unwrap_or(0);
+                u8::try_from(u32::from(checkers).saturating_sub(placed)).unwrap_or(0);
         }
         board
     }
@@ -186,10 +196,16 @@ impl Board {
     /// physical point held by both sides, except where one of them is
     /// pinned there under the other.
     pub fn validate(&self) -> Result<(), BoardError> {
-        if self.pinned == [0, 0] && self.fast_check() {
+        self.validate_for(CHECKERS)
+    }
+
+    /// [`validate`](Self::validate) for a variant played with `checkers`
+    /// a side (hypergammon's 3; [`CHECKERS`] for the others).
+    pub fn validate_for(&self, checkers: u8) -> Result<(), BoardError> {
+        if checkers == CHECKERS && self.pinned == [0, 0] && self.fast_check() {
             return Ok(());
         }
-        self.explain()
+        self.explain(checkers)
     }
 
     /// The common case of [`validate`](Self::validate), eight slots at a
@@ -248,11 +264,15 @@ impl Board {
     /// The slow path of [`validate`](Self::validate): finds what is wrong.
     #[cold]
     #[inline(never)]
-    fn explain(&self) -> Result<(), BoardError> {
+    fn explain(&self, checkers: u8) -> Result<(), BoardError> {
         for seat in Seat::BOTH {
             let count = self.total(seat);
-            if count != u32::from(CHECKERS) {
-                return Err(BoardError::CheckerCount { seat, count });
+            if count != u32::from(checkers) {
+                return Err(BoardError::CheckerCount {
+                    seat,
+                    count,
+                    expected: checkers,
+                });
             }
         }
         let mut shared = 0u32;
@@ -373,7 +393,36 @@ mod tests {
             board.validate(),
             Err(BoardError::CheckerCount {
                 seat: Seat::Black,
-                count: 16
+                count: 16,
+                expected: 15
+            })
+        ));
+    }
+
+    /// Hypergammon is played with three checkers a side: its boards are
+    /// checked for three, and a standard board is not one of them.
+    #[test]
+    fn a_variant_with_three_checkers_a_side_checks_for_three() {
+        let hyper = Board::from_points_for(
+            3,
+            &[(24, 1), (23, 1), (22, 1)],
+            &[(24, 1), (23, 1), (22, 1)],
+        );
+        assert_eq!(hyper.validate_for(3), Ok(()));
+        assert!(matches!(
+            hyper.validate(),
+            Err(BoardError::CheckerCount {
+                count: 3,
+                expected: 15,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Board::standard_start().validate_for(3),
+            Err(BoardError::CheckerCount {
+                count: 15,
+                expected: 3,
+                ..
             })
         ));
     }
@@ -412,7 +461,7 @@ mod fast_check_tests {
                     }
                     board.checkers[seat][from] -= 1;
                     board.checkers[seat][to] += 1;
-                    let plain = board.explain().is_ok();
+                    let plain = board.explain(CHECKERS).is_ok();
                     assert_eq!(board.validate().is_ok(), plain, "{board:?}");
                     board.checkers[seat][to] += 1;
                     assert!(board.validate().is_err());

@@ -82,16 +82,23 @@ pub fn encode(board: &Board, on_roll: Seat) -> String {
 /// Decodes a Position ID into a board with the player on roll in
 /// `on_roll`'s seat. Checkers not on the board are counted as borne off.
 pub fn decode(id: &str, on_roll: Seat) -> Result<Board, PositionIdError> {
+    decode_for(id, on_roll, CHECKERS)
+}
+
+/// [`decode`] for a variant played with `checkers` a side (gnubg's
+/// hypergammon IDs are the same encoding, with fewer checkers).
+pub fn decode_for(id: &str, on_roll: Seat, checkers: u8) -> Result<Board, PositionIdError> {
     let malformed = || PositionIdError::Malformed(id.to_string());
     if id.len() != 14 {
         return Err(malformed());
     }
     let bytes = BASE64.decode(id).map_err(|_| malformed())?;
     let key: [u8; 10] = bytes.try_into().map_err(|_| malformed())?;
-    from_key(&key, on_roll).ok_or_else(|| PositionIdError::TooManyCheckers(id.to_string()))
+    from_key(&key, on_roll, checkers)
+        .ok_or_else(|| PositionIdError::TooManyCheckers(id.to_string()))
 }
 
-fn from_key(key: &[u8; 10], on_roll: Seat) -> Option<Board> {
+fn from_key(key: &[u8; 10], on_roll: Seat, checkers: u8) -> Option<Board> {
     let mut board = Board::EMPTY;
     let mut bit = 0usize;
     for seat in [on_roll.other(), on_roll] {
@@ -106,7 +113,7 @@ fn from_key(key: &[u8; 10], on_roll: Seat) -> Option<Board> {
             if key[bit / 8] & (1 << (bit % 8)) != 0 {
                 side[point] += 1;
                 placed += 1;
-                if placed > CHECKERS {
+                if placed > checkers {
                     return None;
                 }
             } else {
@@ -114,7 +121,7 @@ fn from_key(key: &[u8; 10], on_roll: Seat) -> Option<Board> {
             }
             bit += 1;
         }
-        side[OFF as usize] = CHECKERS - placed;
+        side[OFF as usize] = checkers - placed;
     }
     Some(board)
 }

@@ -116,6 +116,16 @@ impl Plugin {
         };
         let bytes = plugin.call(Request::Info)?;
         plugin.info = plugin.decode(&bytes)?;
+        if plugin.info.checkers > u32::from(bg_engine::CHECKERS) {
+            return Err(RulesError {
+                kind: RulesErrorKind::InvalidInput,
+                message: format!(
+                    "it plays with {} checkers a side; the board holds at most {}",
+                    plugin.info.checkers,
+                    bg_engine::CHECKERS
+                ),
+            });
+        }
         if plugin.info.name != plugin.name || plugin.name.is_empty() {
             return Err(RulesError {
                 kind: RulesErrorKind::InvalidInput,
@@ -169,6 +179,17 @@ impl Plugin {
         match self.info().win_kinds.get(index) {
             Some(kind) if !kind.is_empty() => kind.clone(),
             _ => UNNAMED[index.min(2)].to_string(),
+        }
+    }
+
+    /// Checkers each side plays with: what the variant says, from 1 to 15
+    /// (0, unset, means 15; a plugin saying more is refused at load).
+    pub fn checkers(&self) -> u8 {
+        match self.info().checkers {
+            0 => bg_engine::CHECKERS,
+            n => u8::try_from(n)
+                .unwrap_or(bg_engine::CHECKERS)
+                .min(bg_engine::CHECKERS),
         }
     }
 
@@ -294,7 +315,8 @@ impl Plugin {
 
     /// The legal plays of `seat` with `dice` (each result once), into
     /// `plays`, which is reused: keep it between calls on hot paths. Every
-    /// result board is checked (15 checkers a side, no shared point). The
+    /// result board is checked (the variant's checkers a side, no shared
+    /// point). The
     /// thread's last answer is given again when asked for the same
     /// position of the same plugin (see `LAST_PLAYS`).
     pub fn legal_plays(
@@ -426,7 +448,9 @@ impl Plugin {
         if transition.state == state
             && listed.status == abi::STATUS_OK
             && !plays.is_empty()
-            && plays.iter().all(|lp| lp.result.validate().is_ok())
+            && plays
+                .iter()
+                .all(|lp| lp.result.validate_for(self.checkers()).is_ok())
         {
             self.remember_plays(state, seat, dice, &plays);
         }
@@ -524,7 +548,7 @@ impl Plugin {
 
     fn check_board(&self, board: &Board) -> Result<(), RulesError> {
         board
-            .validate()
+            .validate_for(self.checkers())
             .map_err(|e| self.fault(format!("produced an impossible board: {e}")))
     }
 

@@ -263,9 +263,9 @@ pub fn board(b: &Board) -> pb::Board {
 }
 
 /// A start position sent by a client (white's numbering, as [`board`]
-/// writes it), checked to be a possible position where the game is not
-/// over yet.
-pub fn start_board(b: &pb::Board) -> Result<Board, ApiError> {
+/// writes it), checked to be a possible position of a variant played with
+/// `checkers` a side where the game is not over yet.
+pub fn start_board(b: &pb::Board, checkers: u8) -> Result<Board, ApiError> {
     let invalid = |message: String| ApiError::invalid("start_board", message);
     if b.points.len() != 24 {
         return Err(invalid(format!(
@@ -276,8 +276,12 @@ pub fn start_board(b: &pb::Board) -> Result<Board, ApiError> {
     let count = |n: u32, what: &str| {
         u8::try_from(n)
             .ok()
-            .filter(|&n| u32::from(n) <= u32::from(bg_engine::CHECKERS))
-            .ok_or_else(|| invalid(format!("{what}: {n} checkers")))
+            .filter(|&n| n <= checkers)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "{what}: {n} checkers, more than the {checkers} a side of this variant"
+                ))
+            })
     };
     let mut board = Board::EMPTY;
     board.checkers[Seat::White.index()][usize::from(BAR)] = count(b.white_bar, "white_bar")?;
@@ -309,11 +313,11 @@ pub fn start_board(b: &pb::Board) -> Result<Board, ApiError> {
         board.pinned[seat.index()] |= 1 << own_point;
     }
     board
-        .validate()
+        .validate_for(checkers)
         .map_err(|e| invalid(format!("not a possible position: {e}")))?;
     if let Some(done) = Seat::BOTH
         .into_iter()
-        .find(|&seat| board.off(seat) == bg_engine::CHECKERS)
+        .find(|&seat| board.off(seat) == checkers)
     {
         return Err(invalid(format!(
             "{done} has borne off every checker: the game would be over"

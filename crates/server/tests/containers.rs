@@ -26,7 +26,6 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 /// The shipped plugins, as the image ships them.
-const SHIPPED: [&str; 4] = ["bg_standard", "bg_caucasian", "bg_plakoto", "bg_trictrac"];
 /// The image the tests build, unless `BACKGAMMON_IMAGE` names one.
 const TEST_IMAGE: &str = "localhost/backgammond";
 const TEST_TAG: &str = "test";
@@ -63,7 +62,7 @@ fn prepare_image() -> Result<bool, String> {
         .env("CONTAINER_ENGINE", engine)
         .args(["--tag", &format!("{TEST_IMAGE}:{TEST_TAG}")])
         .args(["--binary", env!("CARGO_BIN_EXE_backgammond")]);
-    for lib in SHIPPED {
+    for lib in bg_tests::SHIPPED_PLUGINS {
         build.arg("--plugin").arg(plugin_file(lib));
     }
     let started = Instant::now();
@@ -146,7 +145,13 @@ async fn a_complete_game_is_played_through_grpc_in_a_container() {
     let mut client = server.client().await.unwrap();
     assert_eq!(
         variant_names(&mut client).await,
-        ["caucasian", "plakoto", "standard", "trictrac"],
+        [
+            "caucasian",
+            "hypergammon",
+            "plakoto",
+            "standard",
+            "trictrac"
+        ],
         "every shipped plugin is in the image"
     );
 
@@ -242,7 +247,14 @@ async fn a_plugin_given_at_start_is_there_with_the_shipped_ones() {
     let mut client = server.client().await.unwrap();
     assert_eq!(
         variant_names(&mut client).await,
-        ["caucasian", "nackgammon", "plakoto", "standard", "trictrac"]
+        [
+            "caucasian",
+            "hypergammon",
+            "nackgammon",
+            "plakoto",
+            "standard",
+            "trictrac"
+        ]
     );
 }
 

@@ -510,3 +510,73 @@ async fn work_that_could_not_start_within_the_deadline_is_refused_as_overloaded(
         assert_eq!(unchanged.version, g.game.version);
     }
 }
+
+/// Hypergammon (issue 37's worked example) is played with three checkers
+/// a side through the API: ListVariants says so, its Position IDs are
+/// gnubg's hypergammon ones, a start board of three checkers a side is
+/// taken and one of fifteen refused, and whole games end.
+#[tokio::test]
+async fn hypergammon_is_played_through_the_api_with_three_checkers_a_side() {
+    let fixture = start_with_plugins(&[("bg_hypergammon", "libbg_hypergammon.so")], &[]);
+    let mut client = connect(&fixture.server.addr).await;
+    let listed = variants(&mut client).await;
+    let hyper = listed.iter().find(|v| v.name == "hypergammon").unwrap();
+    assert_eq!((hyper.checkers, hyper.standard_board), (3, true));
+
+    let request = |start_board| pb::NewGameRequest {
+        variant: "hypergammon".into(),
+        start_board,
+        ..Default::default()
+    };
+    let mut g = variant_game(&mut client, request(None)).await.unwrap();
+    let start = g.game.board.clone().unwrap();
+    assert_eq!(start.points[21..], [1, 1, 1], "white on its 22-24");
+    assert_eq!(
+        start.points[..3],
+        [-1, -1, -1],
+        "black on its 22-24 (white's 1-3)"
+    );
+    // The start as gnubg writes it (symmetric: either side on roll).
+    assert_eq!(g.game.position_id, "AACgAgAAKgAAAA");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(41);
+    let mut steps = 0;
+    while g.game.phase != pb::Phase::MatchOver as i32 {
+        step(&mut client, &mut g, &mut rng).await;
+        steps += 1;
+        assert!(steps < 2_000, "the game ends");
+    }
+    assert!(g.game.results.last().is_some_and(|r| r.points >= 1));
+
+    let three_a_side = pb::Board {
+        points: {
+            let mut points = vec![0; 24];
+            points[0] = 2;
+            points[5] = 1;
+            points[23] = -3;
+            points
+        },
+        ..Default::default()
+    };
+    let taken = variant_game(&mut client, request(Some(three_a_side.clone())))
+        .await
+        .unwrap();
+    assert_eq!(taken.game.board, Some(three_a_side));
+    let fifteen = variant_game(&mut client, {
+        let mut standard = request(None);
+        standard.variant = "hypergammon".into();
+        standard.start_board = Some(pb::Board {
+            points: {
+                let mut points = vec![0; 24];
+                points[0] = 15;
+                points[23] = -15;
+                points
+            },
+            ..Default::default()
+        });
+        standard
+    })
+    .await
+    .unwrap_err();
+    assert_eq!(fifteen.code(), Code::InvalidArgument, "{fifteen:?}");
+    assert!(fifteen.message().contains("the 3 a side"), "{fifteen:?}");
+}

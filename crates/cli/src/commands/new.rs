@@ -88,10 +88,26 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
         } as i32,
         ..clock
     });
-    let start_board = position_id
-        .as_deref()
-        .map(client::board_of_position_id)
-        .transpose()?;
+    let start_board = match position_id.as_deref() {
+        // Read with the variant's checkers (hypergammon's 3 are fewer).
+        Some(id) => {
+            let variants = o
+                .client
+                .list_variants(pb::ListVariantsRequest {})
+                .await
+                .map_err(explain)?
+                .into_inner()
+                .variants;
+            let checkers = variants
+                .iter()
+                .find(|v| v.name == variant)
+                .map_or(bg_engine::CHECKERS, |v| {
+                    u8::try_from(v.checkers).unwrap_or(bg_engine::CHECKERS)
+                });
+            Some(client::board_of_position_id(id, checkers)?)
+        }
+        None => None,
+    };
     let request = pb::NewGameRequest {
         variant,
         options: client::parse_options(&options)?.into_iter().collect(),

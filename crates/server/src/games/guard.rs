@@ -197,6 +197,7 @@ impl<S: GameStore> Games<S> {
                 counters: labels(&info.counters),
                 markers: labels(&info.markers),
                 unhealthy: plugin.unhealthy().unwrap_or_default(),
+                checkers: u32::from(plugin.checkers()),
             });
         }
         variants

@@ -74,7 +74,7 @@ impl<S: GameStore> Games<S> {
         rules.start = request
             .start_board
             .as_ref()
-            .map(convert::start_board)
+            .map(|board| convert::start_board(board, plugin.checkers()))
             .transpose()?;
         let taken_up = taken_up(request, &mut settings)?;
         let fair = verifiable_dice(request)?;
@@ -339,7 +339,8 @@ fn taken_up(
     } else {
         return Ok(None);
     };
-    convert::start_board(&convert::board(&board)).map_err(|e| invalid(e.message))?;
+    convert::start_board(&convert::board(&board), bg_engine::CHECKERS)
+        .map_err(|e| invalid(e.message))?;
     let length = request.settings.as_ref().map_or(0, |s| s.match_length);
     if length != 0 && length != info.match_length {
         return Err(invalid(format!(
