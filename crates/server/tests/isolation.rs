@@ -469,3 +469,27 @@ async fn a_plugin_written_in_c_plays_whole_games_in_both_modes() {
         );
     }
 }
+
+/// A worker process may not open a socket or run a program (its seccomp
+/// filter refuses both): a plugin trying either is refused, and its move
+/// is played. In process nothing stops it: the test plugin then panics,
+/// saying what it managed to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_in_a_worker_can_open_no_socket_and_run_no_program() {
+    for (args, contained) in [(&ISOLATED[..], true), (&[][..], false)] {
+        let fixture = Logged::start(args);
+        let mut client = connect(&fixture.server.addr).await;
+        let g = faulty_game(&mut client, "escape").await;
+        let request = move_request(&g, &g.game.legal_plays[0].notation, "escape");
+        let answer = client.r#move(with_token(request, g.to_act_token())).await;
+        if contained {
+            let moved = answer.expect("the move is played, the escape refused");
+            assert_eq!(moved.into_inner().version, g.game.version + 1);
+        } else {
+            let status = answer.unwrap_err();
+            assert_eq!(reason(&status), "VARIANT_FAULT", "{status:?}");
+            let logged = fixture.last_failure();
+            assert!(logged.contains("opened a socket"), "{logged}");
+        }
+    }
+}

@@ -15,7 +15,11 @@ pub async fn run(o: &mut Online) -> Result<()> {
     for v in variants.into_inner().variants {
         println!("{} {}  {}", v.name, v.version, v.description);
         println!(
-            "    cube: {}   auto-roll by default: {}",
+            "    checkers: {}   cube: {}   auto-roll by default: {}",
+            match v.checkers {
+                0 => u32::from(bg_engine::CHECKERS),
+                n => n,
+            },
             if v.cube { "yes" } else { "no" },
             if v.auto_roll { "on" } else { "off" }
         );

@@ -15,7 +15,9 @@
 //! - `segfault`: a move writes through an invalid pointer (SIGSEGV);
 //! - `allocate`: a move allocates memory, and touches it, without end;
 //! - `garbage`: a move answers bytes that are no message at all (its ABI
-//!   function is wrapped: see `bg_variant_entry` below).
+//!   function is wrapped: see `bg_variant_entry` below);
+//! - `escape`: a move tries to open a TCP socket and to run a program
+//!   (`/bin/true`), and panics if either works; refused both, it behaves.
 //!
 //! The fault is stored in the game state, so it follows the game.
 //!
@@ -47,6 +49,7 @@ pub enum Fault {
     Segfault = 9,
     Allocate = 10,
     Garbage = 11,
+    Escape = 12,
 }
 
 /// Whether a `slow_once` move was slow already in this process.
@@ -58,7 +61,7 @@ pub struct FaultyState {
     fault: Fault,
 }
 
-const FAULTS: [&str; 12] = [
+const FAULTS: [&str; 13] = [
     "none",
     "panic",
     "extra_checker",
@@ -71,10 +74,11 @@ const FAULTS: [&str; 12] = [
     "segfault",
     "allocate",
     "garbage",
+    "escape",
 ];
 
 /// Every fault, by its number in the state's last byte.
-const BY_NUMBER: [Fault; 12] = [
+const BY_NUMBER: [Fault; 13] = [
     Fault::None,
     Fault::Panic,
     Fault::ExtraChecker,
@@ -87,6 +91,7 @@ const BY_NUMBER: [Fault; 12] = [
     Fault::Segfault,
     Fault::Allocate,
     Fault::Garbage,
+    Fault::Escape,
 ];
 
 impl Variant for Faulty {
@@ -174,6 +179,17 @@ impl Variant for Faulty {
             // SAFETY: none; a segmentation fault on purpose (address 16
             // is never mapped).
             Fault::Segfault => unsafe { std::ptr::write_volatile(16 as *mut u64, 1) },
+            Fault::Escape => {
+                if let Ok(socket) = std::net::TcpListener::bind("127.0.0.1:0") {
+                    panic!(
+                        "faulty plugin: opened a socket on {:?}",
+                        socket.local_addr()
+                    );
+                }
+                if let Ok(status) = std::process::Command::new("/bin/true").status() {
+                    panic!("faulty plugin: ran /bin/true ({status})");
+                }
+            }
             Fault::Allocate => {
                 let mut held: Vec<Vec<u8>> = Vec::new();
                 loop {
