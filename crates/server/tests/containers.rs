@@ -465,3 +465,47 @@ async fn a_container_serves_tls_and_refuses_a_caller_without_a_client_certificat
     .await;
     assert!(plain.is_err(), "a plain client was served: {plain:?}");
 }
+
+/// In the image (distroless, a non-root user, the container engine's own
+/// seccomp profile), plugins run in worker processes when asked: a plugin
+/// that segfaults fails that move only, and a whole game of hypergammon is
+/// played meanwhile.
+#[tokio::test]
+async fn in_the_image_a_plugin_in_a_worker_process_that_segfaults_fails_one_move() {
+    let Some(image) = server() else { return };
+    let server = image
+        .with_plugin(plugin_file("bg_test_faulty"))
+        .with_env("BACKGAMMON_PLUGIN_ISOLATION", "process")
+        .start()
+        .await
+        .expect("container starts");
+    let mut client = server.client().await.unwrap();
+    let g = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "faulty".into(),
+            options: [("fault".to_string(), "segfault".to_string())].into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let request = common::move_request(&g, &g.game.legal_plays[0].notation, "segfault");
+    let status = client
+        .r#move(common::with_token(request, g.to_act_token()))
+        .await
+        .unwrap_err();
+    assert_eq!(common::reason(&status), "VARIANT_FAULT", "{status:?}");
+    assert_eq!(get_game(&mut client, &g).await.version, g.game.version);
+    let mut hyper = variant_game(
+        &mut client,
+        pb::NewGameRequest {
+            variant: "hypergammon".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    play_to_the_end(&mut client, &mut hyper, 3).await;
+    assert_eq!(hyper.game.results.len(), 1);
+}
