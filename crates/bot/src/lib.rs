@@ -1,0 +1,25 @@
+//! A computer player for the variants on the standard board (the first
+//! part of issue 38): a small neural net that evaluates a position, as
+//! TD-Gammon did, trained here by self-play with temporal-difference
+//! learning; a player that picks the play whose result the net values
+//! most (0-ply); and the players it is measured against (random, and a
+//! one-ply heuristic that knows the basic strategy).
+//!
+//! Why TD(0) self-play rather than rollout-supervised training (wildbg's
+//! way): it needs nothing but the rules, it learns the variant's own win
+//! levels from the games' outcomes, and a small net reaches an
+//! intermediate strength in minutes on one core (Tesauro, "Temporal
+//! Difference Learning and TD-Gammon", CACM 38(3), 1995); rollouts need a
+//! player worth rolling out first, which this is.
+//!
+//! The crate is generic over [`bg_variant_api::Variant`]: it asks the
+//! variant for legal plays and outcomes and never knows its rules. It must
+//! never read dice not yet thrown, nor know the network or storage.
+
+pub mod duel;
+pub mod encode;
+pub mod net;
+pub mod player;
+pub mod td;
+
+pub use net::Net;

@@ -1,0 +1,223 @@
+//! The evaluator: one hidden layer, sigmoid units, five outputs.
+//!
+//! The outputs are the probabilities, for the side that just moved, of
+//! winning, winning a gammon or more, winning a backgammon, losing a
+//! gammon or more and losing a backgammon (gnubg's five outputs). Inputs
+//! are sparse (most units are 0), which the forward pass and the update
+//! use.
+
+use rand::Rng;
+
+use crate::encode::INPUTS;
+
+/// The net's outputs.
+pub const OUTPUTS: usize = 5;
+
+/// Output indices.
+pub const WIN: usize = 0;
+pub const WIN_GAMMON: usize = 1;
+pub const WIN_BACKGAMMON: usize = 2;
+pub const LOSE_GAMMON: usize = 3;
+pub const LOSE_BACKGAMMON: usize = 4;
+
+/// A net and its weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Net {
+    hidden: usize,
+    /// `hidden` rows of `INPUTS` weights, then `hidden` biases.
+    w1: Vec<f32>,
+    b1: Vec<f32>,
+    /// `OUTPUTS` rows of `hidden` weights, then `OUTPUTS` biases.
+    w2: Vec<f32>,
+    b2: Vec<f32>,
+}
+
+/// What a forward pass leaves for the update.
+pub struct Activations {
+    hidden: Vec<f32>,
+    pub outputs: [f32; OUTPUTS],
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Cubeless money equity of outputs: +1 a single win, +2 a gammon, +3 a
+/// backgammon, and the same lost.
+pub fn equity(o: &[f32; OUTPUTS]) -> f32 {
+    2.0 * o[WIN] - 1.0 + o[WIN_GAMMON] - o[LOSE_GAMMON] + o[WIN_BACKGAMMON] - o[LOSE_BACKGAMMON]
+}
+
+/// The same outputs from the other side's point of view.
+pub fn flip(o: &[f32; OUTPUTS]) -> [f32; OUTPUTS] {
+    [
+        1.0 - o[WIN],
+        o[LOSE_GAMMON],
+        o[LOSE_BACKGAMMON],
+        o[WIN_GAMMON],
+        o[WIN_BACKGAMMON],
+    ]
+}
+
+impl Net {
+    /// A net of `hidden` units with small random weights.
+    pub fn new(hidden: usize, rng: &mut impl Rng) -> Net {
+        let mut weights = |n: usize| (0..n).map(|_| rng.random_range(-0.1..0.1)).collect();
+        Net {
+            hidden,
+            w1: weights(hidden * INPUTS),
+            b1: weights(hidden),
+            w2: weights(OUTPUTS * hidden),
+            b2: weights(OUTPUTS),
+        }
+    }
+
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    /// The outputs for `inputs`, with what the update needs.
+    pub fn forward(&self, inputs: &[f32; INPUTS]) -> Activations {
+        let mut hidden = self.b1.clone();
+        for (i, &x) in inputs.iter().enumerate() {
+            if x != 0.0 {
+                for (j, h) in hidden.iter_mut().enumerate() {
+                    *h += self.w1[j * INPUTS + i] * x;
+                }
+            }
+        }
+        for h in &mut hidden {
+            *h = sigmoid(*h);
+        }
+        let mut outputs = [0.0; OUTPUTS];
+        for (k, out) in outputs.iter_mut().enumerate() {
+            let row = &self.w2[k * self.hidden..(k + 1) * self.hidden];
+            let sum: f32 = row.iter().zip(&hidden).map(|(w, h)| w * h).sum();
+            *out = sigmoid(sum + self.b2[k]);
+        }
+        Activations { hidden, outputs }
+    }
+
+    /// One gradient step of size `alpha` moving the outputs for `inputs`
+    /// (whose forward pass is `a`) toward `target` (squared error).
+    pub fn learn(
+        &mut self,
+        inputs: &[f32; INPUTS],
+        a: &Activations,
+        target: &[f32; OUTPUTS],
+        alpha: f32,
+    ) {
+        let mut delta_out = [0.0f32; OUTPUTS];
+        for ((d, &o), &t) in delta_out.iter_mut().zip(&a.outputs).zip(target) {
+            *d = (t - o) * o * (1.0 - o);
+        }
+        let mut delta_hidden = vec![0.0f32; self.hidden];
+        for (j, dh) in delta_hidden.iter_mut().enumerate() {
+            let h = a.hidden[j];
+            let back: f32 = (0..OUTPUTS)
+                .map(|k| delta_out[k] * self.w2[k * self.hidden + j])
+                .sum();
+            *dh = back * h * (1.0 - h);
+        }
+        for (k, &d) in delta_out.iter().enumerate() {
+            let row = &mut self.w2[k * self.hidden..(k + 1) * self.hidden];
+            for (w, &h) in row.iter_mut().zip(&a.hidden) {
+                *w += alpha * d * h;
+            }
+            self.b2[k] += alpha * d;
+        }
+        for (i, &x) in inputs.iter().enumerate() {
+            if x != 0.0 {
+                for (j, dh) in delta_hidden.iter().enumerate() {
+                    self.w1[j * INPUTS + i] += alpha * dh * x;
+                }
+            }
+        }
+        for (b, dh) in self.b1.iter_mut().zip(&delta_hidden) {
+            *b += alpha * dh;
+        }
+    }
+
+    /// The weights as bytes: `BGNET1`, the hidden size (u32), then every
+    /// weight (f32), all little-endian.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = b"BGNET1".to_vec();
+        out.extend_from_slice(&(self.hidden as u32).to_le_bytes());
+        for w in self
+            .w1
+            .iter()
+            .chain(&self.b1)
+            .chain(&self.w2)
+            .chain(&self.b2)
+        {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+
+    /// Weights read back; an error for bytes [`to_bytes`](Self::to_bytes)
+    /// did not write.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Net, String> {
+        let rest = bytes
+            .strip_prefix(b"BGNET1")
+            .ok_or("not a net (no BGNET1 header)")?;
+        let (size, rest) = rest.split_first_chunk::<4>().ok_or("no hidden size")?;
+        let hidden = u32::from_le_bytes(*size) as usize;
+        if !(1..=4096).contains(&hidden) {
+            return Err(format!("a hidden layer of {hidden} units"));
+        }
+        let count = hidden * INPUTS + hidden + OUTPUTS * hidden + OUTPUTS;
+        if rest.len() != count * 4 {
+            return Err(format!(
+                "{} bytes of weights, not {}",
+                rest.len(),
+                count * 4
+            ));
+        }
+        let mut all = rest
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+        let mut take = |n: usize| all.by_ref().take(n).collect::<Vec<f32>>();
+        Ok(Net {
+            hidden,
+            w1: take(hidden * INPUTS),
+            b1: take(hidden),
+            w2: take(OUTPUTS * hidden),
+            b2: take(OUTPUTS),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn weights_read_back_as_written_and_garbage_is_refused() {
+        let net = Net::new(8, &mut rand::rngs::StdRng::seed_from_u64(1));
+        assert_eq!(Net::from_bytes(&net.to_bytes()), Ok(net.clone()));
+        let mut cut = net.to_bytes();
+        cut.pop();
+        assert!(Net::from_bytes(&cut).is_err());
+        assert!(Net::from_bytes(b"nonsense").is_err());
+    }
+
+    #[test]
+    fn a_step_toward_a_target_moves_the_outputs_toward_it() {
+        let mut net = Net::new(8, &mut rand::rngs::StdRng::seed_from_u64(2));
+        let mut inputs = [0.0; INPUTS];
+        inputs[3] = 1.0;
+        inputs[100] = 0.5;
+        let target = [1.0, 1.0, 0.0, 0.0, 0.0];
+        let before = net.forward(&inputs);
+        net.learn(&inputs, &before, &target, 0.5);
+        let after = net.forward(&inputs);
+        for (k, t) in target.iter().enumerate() {
+            assert!(
+                (t - after.outputs[k]).abs() < (t - before.outputs[k]).abs(),
+                "output {k}"
+            );
+        }
+    }
+}

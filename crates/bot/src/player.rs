@@ -1,0 +1,105 @@
+//! Players: each picks one of the legal plays of a position.
+
+use bg_engine::{BAR, Board, LegalPlay, OFF, Seat};
+use rand::Rng;
+use rand::rngs::StdRng;
+
+use crate::encode::{INPUTS, encode};
+use crate::net::{Net, equity};
+
+/// Picks a play.
+pub trait Player {
+    /// The index in `plays` (never empty) of the play `seat` makes.
+    fn choose(&mut self, board: &Board, seat: Seat, plays: &[LegalPlay]) -> usize;
+}
+
+/// The net's player at 0-ply: the play whose result the net values most
+/// for the side that makes it.
+pub struct NetPlayer<'a> {
+    pub net: &'a Net,
+    /// The variant's checkers a side.
+    pub checkers: u8,
+}
+
+impl NetPlayer<'_> {
+    /// The play with the highest equity, and that equity.
+    pub fn best(&self, seat: Seat, plays: &[LegalPlay]) -> (usize, f32) {
+        let mut inputs = [0.0; INPUTS];
+        let mut best = (0, f32::NEG_INFINITY);
+        for (i, lp) in plays.iter().enumerate() {
+            encode(&lp.result, seat, self.checkers, &mut inputs);
+            let e = equity(&self.net.forward(&inputs).outputs);
+            if e > best.1 {
+                best = (i, e);
+            }
+        }
+        best
+    }
+}
+
+impl Player for NetPlayer<'_> {
+    fn choose(&mut self, _: &Board, seat: Seat, plays: &[LegalPlay]) -> usize {
+        self.best(seat, plays).0
+    }
+}
+
+/// A play at random: the floor every player must beat.
+pub struct RandomPlayer(pub StdRng);
+
+impl Player for RandomPlayer {
+    fn choose(&mut self, _: &Board, _: Seat, plays: &[LegalPlay]) -> usize {
+        self.0.random_range(0..plays.len())
+    }
+}
+
+/// A one-ply player that knows the basic strategy: the play whose result
+/// scores best on the race (pips), points made (home points counting
+/// more), the other side's checkers hit, checkers borne off, and blots
+/// left where the other side's checkers can reach them.
+pub struct HeuristicPlayer;
+
+impl HeuristicPlayer {
+    /// The score of `board` for `me`.
+    pub fn score(board: &Board, me: Seat) -> f32 {
+        let (mine, theirs) = (
+            &board.checkers[me.index()],
+            &board.checkers[me.other().index()],
+        );
+        let pips = |side: &[u8; 26]| -> f32 {
+            (1..=usize::from(BAR))
+                .map(|p| p as f32 * f32::from(side[p]))
+                .sum()
+        };
+        let mut score = (pips(theirs) - pips(mine)) / 10.0;
+        // The furthest of their checkers, in my numbering: my blots below
+        // it can be hit.
+        let reach = (1..=usize::from(BAR))
+            .filter(|&q| theirs[q] > 0)
+            .map(|q| if q == usize::from(BAR) { 25 } else { 25 - q })
+            .max()
+            .unwrap_or(0);
+        for (p, &n) in mine.iter().enumerate().take(25).skip(1) {
+            if n >= 2 {
+                score += if p <= 6 { 1.5 } else { 1.0 };
+            } else if n == 1 && p < reach {
+                score -= 1.0;
+            }
+        }
+        score += 1.5 * f32::from(theirs[usize::from(BAR)]);
+        score += 0.5 * f32::from(mine[usize::from(OFF)]);
+        score
+    }
+}
+
+impl Player for HeuristicPlayer {
+    fn choose(&mut self, _: &Board, seat: Seat, plays: &[LegalPlay]) -> usize {
+        let mut best = (0, f32::NEG_INFINITY);
+        for (i, lp) in plays.iter().enumerate() {
+            let s = HeuristicPlayer::score(&lp.result, seat);
+            if s > best.1 {
+                best = (i, s);
+            }
+        }
+        best.0
+    }
+}

@@ -1,0 +1,107 @@
+//! The committed nets, measured: each must beat the random player and the
+//! one-ply heuristic player by the margins docs/bot.md reports (over
+//! fewer games here, with the bound lowered by the wider interval).
+
+use bg_bot::duel::duel;
+use bg_bot::net::Net;
+use bg_bot::player::{HeuristicPlayer, NetPlayer, RandomPlayer};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+fn committed(name: &str) -> Net {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("weights/{name}.bgnet"));
+    Net::from_bytes(&std::fs::read(path).expect("committed weights")).expect("a net")
+}
+
+#[test]
+fn random_against_random_wins_half_the_games() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let (mut a, mut b) = (
+        RandomPlayer(StdRng::seed_from_u64(1)),
+        RandomPlayer(StdRng::seed_from_u64(2)),
+    );
+    let result = duel(&bg_hypergammon::Hypergammon, &mut a, &mut b, 2000, &mut rng).unwrap();
+    assert!(
+        (result.win_rate() - 0.5).abs() < 2.0 * result.margin(),
+        "{result}"
+    );
+}
+
+#[test]
+fn the_hypergammon_net_beats_the_random_and_the_heuristic_player() {
+    let net = committed("hypergammon");
+    let mut player = NetPlayer {
+        net: &net,
+        checkers: 3,
+    };
+    let mut rng = StdRng::seed_from_u64(11);
+    let random = duel(
+        &bg_hypergammon::Hypergammon,
+        &mut player,
+        &mut RandomPlayer(StdRng::seed_from_u64(12)),
+        2000,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(random.win_rate() > 0.8, "{random}");
+    let heuristic = duel(
+        &bg_hypergammon::Hypergammon,
+        &mut player,
+        &mut HeuristicPlayer,
+        2000,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(heuristic.win_rate() > 0.6, "{heuristic}");
+}
+
+#[test]
+fn the_standard_net_beats_the_random_and_the_heuristic_player() {
+    let net = committed("standard");
+    let mut player = NetPlayer {
+        net: &net,
+        checkers: 15,
+    };
+    let mut rng = StdRng::seed_from_u64(13);
+    let random = duel(
+        &bg_standard_rules::Standard,
+        &mut player,
+        &mut RandomPlayer(StdRng::seed_from_u64(14)),
+        400,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(random.win_rate() > 0.9, "{random}");
+    let heuristic = duel(
+        &bg_standard_rules::Standard,
+        &mut player,
+        &mut HeuristicPlayer,
+        400,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(heuristic.win_rate() > 0.6, "{heuristic}");
+}
+
+/// Training is reproducible: the same seed gives the same weights.
+#[test]
+fn training_with_the_same_seed_gives_the_same_weights() {
+    let train = |seed: u64| {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let net = Net::new(16, &mut rng);
+        let mut trainer = bg_bot::td::Trainer {
+            variant: &bg_hypergammon::Hypergammon,
+            checkers: 3,
+            net,
+            alpha: 0.1,
+            rng,
+        };
+        for _ in 0..300 {
+            trainer.train_game().unwrap();
+        }
+        trainer.net.to_bytes()
+    };
+    assert_eq!(train(5), train(5));
+    assert_ne!(train(5), train(6));
+}
