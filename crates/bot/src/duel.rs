@@ -19,6 +19,29 @@ pub fn play_game<V: Variant>(
     mut choose: impl FnMut(&Board, Seat, &[LegalPlay]) -> usize,
     mut moved: impl FnMut(Seat, &Board),
 ) -> Result<Outcome> {
+    play(
+        variant,
+        rng,
+        |board, seat, _, plays| choose(board, seat, plays),
+        &mut moved,
+    )
+}
+
+/// [`play_game`], where the chooser also sees the dice.
+pub fn play_game_with_dice<V: Variant>(
+    variant: &V,
+    rng: &mut StdRng,
+    choose: impl FnMut(&Board, Seat, Dice, &[LegalPlay]) -> usize,
+) -> Result<Outcome> {
+    play(variant, rng, choose, &mut |_, _| {})
+}
+
+fn play<V: Variant>(
+    variant: &V,
+    rng: &mut StdRng,
+    mut choose: impl FnMut(&Board, Seat, Dice, &[LegalPlay]) -> usize,
+    moved: &mut dyn FnMut(Seat, &Board),
+) -> Result<Outcome> {
     let setup = variant.new_game(&Options::new())?;
     let mut state = setup.state;
     let (mut seat, mut dice) = loop {
@@ -39,7 +62,7 @@ pub fn play_game<V: Variant>(
         if plays.is_empty() {
             bail!("no legal play, not even the empty one");
         }
-        let index = choose(&variant.board(&state), seat, &plays).min(plays.len() - 1);
+        let index = choose(&variant.board(&state), seat, dice, &plays).min(plays.len() - 1);
         let t = variant.after_play(&state, seat, &plays[index]);
         state = t.state;
         moved(seat, &variant.board(&state));

@@ -60,6 +60,26 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The net's decisions in games against another player, one line
+    /// each: `POSITION_ID DIE1 DIE2 CHOSEN_ID RESULT_ID...` (the mover on
+    /// roll in every ID, as the legal-plays corpus writes them), for
+    /// grading by GNU Backgammon (scripts/bot-grade).
+    Decisions {
+        #[arg(long, value_enum)]
+        variant: VariantArg,
+        #[arg(long, default_value_t = 100)]
+        games: u32,
+        #[arg(long, value_enum, default_value_t = Against::Heuristic)]
+        against: Against,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        weights: Option<PathBuf>,
+        /// Record the other player's decisions instead of the net's (to
+        /// grade it the same way, for comparison).
+        #[arg(long)]
+        record_other: bool,
+    },
     /// The net's 0-ply player against another, over `--games` games.
     Duel {
         #[arg(long, value_enum)]
@@ -118,6 +138,26 @@ fn main() -> Result<()> {
                 ),
             }
         }
+        Command::Decisions {
+            variant,
+            games,
+            against,
+            seed,
+            weights,
+            record_other,
+        } => {
+            let net = load(variant, weights)?;
+            let record = Record {
+                against,
+                games,
+                seed,
+                other: record_other,
+            };
+            match variant {
+                VariantArg::Standard => decisions(&bg_standard_rules::Standard, &net, 15, record),
+                VariantArg::Hypergammon => decisions(&bg_hypergammon::Hypergammon, &net, 3, record),
+            }
+        }
         Command::Duel {
             variant,
             games,
@@ -125,10 +165,7 @@ fn main() -> Result<()> {
             seed,
             weights,
         } => {
-            let path = weights.unwrap_or_else(|| weights_path(variant));
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            let net = Net::from_bytes(&bytes).map_err(anyhow::Error::msg)?;
+            let net = load(variant, weights)?;
             let result = match variant {
                 VariantArg::Standard => {
                     measure(&bg_standard_rules::Standard, &net, 15, against, games, seed)?
@@ -141,6 +178,75 @@ fn main() -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The net in `weights`, or the committed one of `variant`.
+fn load(variant: VariantArg, weights: Option<PathBuf>) -> Result<Net> {
+    let path = weights.unwrap_or_else(|| weights_path(variant));
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    Net::from_bytes(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Which decisions `bg-bot decisions` prints.
+struct Record {
+    against: Against,
+    games: u32,
+    seed: u64,
+    /// The other player's, not the net's.
+    other: bool,
+}
+
+/// Prints the net's decisions (or its opponent's) in games against
+/// another player.
+fn decisions<V: Variant>(variant: &V, net: &Net, checkers: u8, record: Record) -> Result<()> {
+    let Record {
+        against,
+        games,
+        seed,
+        other: record_other,
+    } = record;
+    use bg_engine::position_id::encode;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut other: Box<dyn Player> = match against {
+        Against::Random => Box::new(RandomPlayer(StdRng::seed_from_u64(seed ^ 0x5eed))),
+        Against::Heuristic => Box::new(HeuristicPlayer),
+    };
+    let bot = NetPlayer { net, checkers };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for game in 0..games {
+        let bot_seat = if game % 2 == 0 {
+            bg_engine::Seat::White
+        } else {
+            bg_engine::Seat::Black
+        };
+        let mut lines = Vec::new();
+        bg_bot::duel::play_game_with_dice(variant, &mut rng, |board, seat, dice, plays| {
+            let chosen = if seat == bot_seat {
+                bot.best(seat, plays).0
+            } else {
+                other.choose(board, seat, plays)
+            };
+            if (seat == bot_seat) == record_other {
+                return chosen;
+            }
+            let mut results: Vec<String> =
+                plays.iter().map(|lp| encode(&lp.result, seat)).collect();
+            results.sort();
+            lines.push(format!(
+                "{} {} {} {} {}",
+                encode(board, seat),
+                dice.d1,
+                dice.d2,
+                encode(&plays[chosen].result, seat),
+                results.join(" ")
+            ));
+            chosen
+        })?;
+        for line in lines {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
 }
 
 fn name(against: Against) -> &'static str {
