@@ -105,3 +105,29 @@ fn training_with_the_same_seed_gives_the_same_weights() {
     assert_eq!(train(5), train(5));
     assert_ne!(train(5), train(6));
 }
+
+/// At 1-ply, a play that bears off the last checker is taken: the game
+/// ends there, with no reply to look at.
+#[test]
+fn one_ply_takes_the_play_that_ends_the_game() {
+    use bg_engine::{Board, Dice, Seat};
+    use bg_variant_api::{Options, Variant};
+    let net = committed("hypergammon");
+    let variant = bg_hypergammon::Hypergammon;
+    let board = Board::from_points_for(3, &[(1, 1), (2, 1)], &[(20, 2), (19, 1)]);
+    let state = variant
+        .setup_position(&board, &Options::new())
+        .unwrap()
+        .state;
+    let mut plays = Vec::new();
+    variant.legal_plays(&state, Seat::White, Dice::new(6, 5).unwrap(), &mut plays);
+    let mut player = bg_bot::player::OnePlyPlayer {
+        net: &net,
+        checkers: 3,
+        variant: &variant,
+        keep: 8,
+    };
+    use bg_bot::player::Player;
+    let chosen = player.choose(&board, Seat::White, &plays);
+    assert_eq!(plays[chosen].result.off(Seat::White), 3, "{plays:?}");
+}

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use bg_bot::duel::{DuelResult, duel};
 use bg_bot::net::Net;
-use bg_bot::player::{HeuristicPlayer, NetPlayer, Player, RandomPlayer};
+use bg_bot::player::{HeuristicPlayer, NetPlayer, OnePlyPlayer, Player, RandomPlayer};
 use bg_bot::td::Trainer;
 use bg_variant_api::Variant;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -35,6 +35,8 @@ enum VariantArg {
 enum Against {
     Random,
     Heuristic,
+    /// The same net at 0-ply.
+    Net,
 }
 
 #[derive(Subcommand)]
@@ -79,6 +81,9 @@ enum Command {
         /// grade it the same way, for comparison).
         #[arg(long)]
         record_other: bool,
+        /// The net's search: 0 or 1 (as `duel --plies`).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+        plies: u8,
     },
     /// The net's 0-ply player against another, over `--games` games.
     Duel {
@@ -92,6 +97,10 @@ enum Command {
         seed: u64,
         #[arg(long)]
         weights: Option<PathBuf>,
+        /// The net's search: 0 (the best play by the net) or 1 (the eight
+        /// best looked at one roll ahead).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+        plies: u8,
     },
 }
 
@@ -145,6 +154,7 @@ fn main() -> Result<()> {
             seed,
             weights,
             record_other,
+            plies,
         } => {
             let net = load(variant, weights)?;
             let record = Record {
@@ -152,6 +162,7 @@ fn main() -> Result<()> {
                 games,
                 seed,
                 other: record_other,
+                plies,
             };
             match variant {
                 VariantArg::Standard => decisions(&bg_standard_rules::Standard, &net, 15, record),
@@ -164,17 +175,30 @@ fn main() -> Result<()> {
             against,
             seed,
             weights,
+            plies,
         } => {
             let net = load(variant, weights)?;
             let result = match variant {
-                VariantArg::Standard => {
-                    measure(&bg_standard_rules::Standard, &net, 15, against, games, seed)?
-                }
-                VariantArg::Hypergammon => {
-                    measure(&bg_hypergammon::Hypergammon, &net, 3, against, games, seed)?
-                }
+                VariantArg::Standard => measure_at(
+                    &bg_standard_rules::Standard,
+                    &net,
+                    15,
+                    plies,
+                    against,
+                    games,
+                    seed,
+                )?,
+                VariantArg::Hypergammon => measure_at(
+                    &bg_hypergammon::Hypergammon,
+                    &net,
+                    3,
+                    plies,
+                    against,
+                    games,
+                    seed,
+                )?,
             };
-            println!("net (0-ply) against {}: {result}", name(against));
+            println!("net ({plies}-ply) against {}: {result}", name(against));
             Ok(())
         }
     }
@@ -194,6 +218,8 @@ struct Record {
     seed: u64,
     /// The other player's, not the net's.
     other: bool,
+    /// The net's search.
+    plies: u8,
 }
 
 /// Prints the net's decisions (or its opponent's) in games against
@@ -204,14 +230,20 @@ fn decisions<V: Variant>(variant: &V, net: &Net, checkers: u8, record: Record) -
         games,
         seed,
         other: record_other,
+        ..
     } = record;
     use bg_engine::position_id::encode;
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut other: Box<dyn Player> = match against {
-        Against::Random => Box::new(RandomPlayer(StdRng::seed_from_u64(seed ^ 0x5eed))),
-        Against::Heuristic => Box::new(HeuristicPlayer),
+    let mut other = opponent(against, net, checkers, seed);
+    let mut bot: Box<dyn Player> = match record.plies {
+        0 => Box::new(NetPlayer { net, checkers }),
+        _ => Box::new(OnePlyPlayer {
+            net,
+            checkers,
+            variant,
+            keep: 8,
+        }),
     };
-    let bot = NetPlayer { net, checkers };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for game in 0..games {
         let bot_seat = if game % 2 == 0 {
@@ -222,7 +254,7 @@ fn decisions<V: Variant>(variant: &V, net: &Net, checkers: u8, record: Record) -
         let mut lines = Vec::new();
         bg_bot::duel::play_game_with_dice(variant, &mut rng, |board, seat, dice, plays| {
             let chosen = if seat == bot_seat {
-                bot.best(seat, plays).0
+                bot.choose(board, seat, plays)
             } else {
                 other.choose(board, seat, plays)
             };
@@ -253,6 +285,7 @@ fn name(against: Against) -> &'static str {
     match against {
         Against::Random => "random",
         Against::Heuristic => "heuristic",
+        Against::Net => "the net at 0-ply",
     }
 }
 
@@ -264,13 +297,40 @@ fn measure<V: Variant>(
     games: u32,
     seed: u64,
 ) -> Result<DuelResult> {
+    measure_at(variant, net, checkers, 0, against, games, seed)
+}
+
+/// The net at `plies` against `against`.
+fn measure_at<V: Variant>(
+    variant: &V,
+    net: &Net,
+    checkers: u8,
+    plies: u8,
+    against: Against,
+    games: u32,
+    seed: u64,
+) -> Result<DuelResult> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut player = NetPlayer { net, checkers };
-    let mut other: Box<dyn Player> = match against {
+    let mut player: Box<dyn Player> = match plies {
+        0 => Box::new(NetPlayer { net, checkers }),
+        _ => Box::new(OnePlyPlayer {
+            net,
+            checkers,
+            variant,
+            keep: 8,
+        }),
+    };
+    let mut other = opponent(against, net, checkers, seed);
+    duel(variant, player.as_mut(), other.as_mut(), games, &mut rng)
+}
+
+/// The player `against` names.
+fn opponent<'a>(against: Against, net: &'a Net, checkers: u8, seed: u64) -> Box<dyn Player + 'a> {
+    match against {
         Against::Random => Box::new(RandomPlayer(StdRng::seed_from_u64(seed ^ 0x5eed))),
         Against::Heuristic => Box::new(HeuristicPlayer),
-    };
-    duel(variant, &mut player, other.as_mut(), games, &mut rng)
+        Against::Net => Box::new(NetPlayer { net, checkers }),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
