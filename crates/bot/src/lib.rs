@@ -23,3 +23,14 @@ pub mod player;
 pub mod td;
 
 pub use net::Net;
+
+/// The trained net of a variant, as committed (`weights/VARIANT.bgnet`,
+/// built into this crate), or `None` for a variant without one yet.
+pub fn trained(variant: &str) -> Option<Net> {
+    let bytes: &[u8] = match variant {
+        "standard" => include_bytes!("../weights/standard.bgnet"),
+        "hypergammon" => include_bytes!("../weights/hypergammon.bgnet"),
+        _ => return None,
+    };
+    Net::from_bytes(bytes).ok()
+}

@@ -9,9 +9,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 fn committed(name: &str) -> Net {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("weights/{name}.bgnet"));
-    Net::from_bytes(&std::fs::read(path).expect("committed weights")).expect("a net")
+    bg_bot::trained(name).expect("a committed net")
 }
 
 #[test]

@@ -268,6 +268,18 @@ enum Command {
         #[arg(long)]
         corpus: PathBuf,
     },
+    /// The computer player's choice for each corpus line (offline): input
+    /// `POSITION_ID DIE1 DIE2`; output those fields, the chosen play's
+    /// result Position ID (as `plays` prints them) and its equity
+    /// (cubeless money, 0-ply, for the side on roll). Variants with a
+    /// trained net: standard, hypergammon.
+    Hint {
+        #[arg(long, default_value = "standard")]
+        variant: String,
+        /// Lines whose first three fields are `POSITION_ID DIE1 DIE2`; `-` for stdin.
+        #[arg(long)]
+        corpus: PathBuf,
+    },
     /// Prints what each corpus line's roll scores (offline), for a variant
     /// scoring during play: input `POSITION_ID DIE1 DIE2 ROLL` (ROLL: the
     /// roll's number in the relevé, from 1); output those four fields, the
@@ -455,6 +467,7 @@ fn run() -> Result<()> {
             commands::verify::print_verified(&record, given, &tokens, &cli.plugin_dir)
         }
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
+        Command::Hint { variant, corpus } => offline::hint(&cli.plugin_dir, &variant, &corpus),
         Command::Jans { variant, corpus } => offline::jans(&cli.plugin_dir, &variant, &corpus),
         Command::Bench {
             bench:

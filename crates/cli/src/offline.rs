@@ -195,6 +195,37 @@ pub fn jans(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The computer player's choice for each corpus line (offline): the line's
+/// fields, the chosen play's result (a Position ID, as `plays` prints
+/// them) and its equity (cubeless money, for the side on roll), by the
+/// variant's trained net at 0-ply over the plugin's own legal plays.
+pub fn hint(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
+    let plugin = variant(plugin_dir, name)?;
+    let Some(net) = bg_bot::trained(name) else {
+        bail!("no trained net for variant `{name}` yet (there are: standard, hypergammon)");
+    };
+    let player = bg_bot::player::NetPlayer {
+        net: &net,
+        checkers: plugin.checkers(),
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut plays = Vec::new();
+    for p in read_corpus(&plugin, corpus)? {
+        plugin.legal_plays(&p.state, Seat::White, p.dice, &mut plays)?;
+        let (chosen, equity) = player.best(Seat::White, &plays);
+        writeln!(
+            out,
+            "{} {} {} {} {equity:.4}",
+            p.id,
+            p.dice.d1,
+            p.dice.d2,
+            position_id::encode(&plays[chosen].result, Seat::White)
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
 pub fn plays(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
     let plugin = variant(plugin_dir, name)?;
     let positions = read_corpus(&plugin, corpus)?;

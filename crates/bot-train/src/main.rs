@@ -1,8 +1,8 @@
 //! `bg-bot`: trains the computer player of a variant by self-play, and
 //! measures players against each other.
 //!
-//!     cargo run --release -p bg-bot -- train --variant standard --games 200000 --seed 1
-//!     cargo run --release -p bg-bot -- duel --variant standard --games 5000 --against heuristic
+//!     cargo run -p bg-bot-train -- train --variant standard --games 300000 --seed 1
+//!     cargo run -p bg-bot-train -- duel --variant standard --games 5000 --against heuristic
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -109,7 +109,7 @@ fn weights_path(variant: VariantArg) -> PathBuf {
         VariantArg::Standard => "standard",
         VariantArg::Hypergammon => "hypergammon",
     };
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("weights/{name}.bgnet"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../bot/weights/{name}.bgnet"))
 }
 
 fn main() -> Result<()> {

@@ -1,0 +1,64 @@
+//! `bgctl hint` (offline): the computer player's choice for each corpus
+//! line is one of the line's legal plays, and the one the trained net
+//! values most, with that value.
+
+use std::process::Command;
+
+use bg_bot::encode::{INPUTS, encode};
+use bg_bot::net::equity;
+use bg_engine::{Seat, position_id};
+use bg_tests::{corpus_path, plugin_dir};
+
+#[test]
+fn bgctl_hint_chooses_the_legal_play_the_net_values_most() {
+    let dir = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let corpus = std::fs::read_to_string(corpus_path()).unwrap();
+    let lines: Vec<&str> = corpus.lines().take(400).collect();
+    let input = tempfile::NamedTempFile::new().unwrap();
+    let positions: Vec<String> = lines
+        .iter()
+        .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .collect();
+    std::fs::write(input.path(), positions.join("\n")).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_bgctl"))
+        .arg("--plugin-dir")
+        .arg(dir.path())
+        .args(["hint", "--variant", "standard", "--corpus"])
+        .arg(input.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let net = bg_bot::trained("standard").unwrap();
+    let value = |id: &str| {
+        let board = position_id::decode(id, Seat::White).unwrap();
+        let mut inputs = [0.0; INPUTS];
+        encode(&board, Seat::White, 15, &mut inputs);
+        equity(&net.forward(&inputs).outputs)
+    };
+    let answers = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(answers.lines().count(), lines.len());
+    for (line, answer) in lines.iter().zip(answers.lines()) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let got: Vec<&str> = answer.split(' ').collect();
+        assert_eq!(got[..3], fields[..3], "the input echoed");
+        let results = &fields[4..];
+        assert!(
+            results.contains(&got[3]),
+            "{answer}: not a legal play of {line}"
+        );
+        let best = results
+            .iter()
+            .map(|r| value(r))
+            .fold(f32::NEG_INFINITY, f32::max);
+        let said: f32 = got[4].parse().unwrap();
+        assert!(
+            (said - best).abs() < 1e-3,
+            "{answer}: the best is worth {best}"
+        );
+        assert!((value(got[3]) - best).abs() < 1e-6, "{answer}");
+    }
+}
