@@ -66,6 +66,16 @@ enum Command {
     /// each: `POSITION_ID DIE1 DIE2 CHOSEN_ID RESULT_ID...` (the mover on
     /// roll in every ID, as the legal-plays corpus writes them), for
     /// grading by GNU Backgammon (scripts/bot-grade).
+    /// Times the net over a legal-plays corpus (`POSITION_ID DIE1 DIE2
+    /// ...` lines): one evaluation, a 0-ply choice among all legal plays,
+    /// and a 1-ply choice (on the first `--one-ply` positions). Prints
+    /// `ns_per_evaluation=... us_per_0ply=... us_per_1ply=...`.
+    Bench {
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(long, default_value_t = 200)]
+        one_ply: usize,
+    },
     Decisions {
         #[arg(long, value_enum)]
         variant: VariantArg,
@@ -147,6 +157,7 @@ fn main() -> Result<()> {
                 ),
             }
         }
+        Command::Bench { corpus, one_ply } => bench(&corpus, one_ply),
         Command::Decisions {
             variant,
             games,
@@ -370,5 +381,80 @@ fn train<V: Variant>(
         }
     }
     println!("weights written to {}", out.display());
+    Ok(())
+}
+
+/// Standard positions of a corpus, with their dice and legal plays.
+type Positions = Vec<(bg_engine::Board, bg_engine::Dice, Vec<bg_engine::LegalPlay>)>;
+
+fn read_positions(corpus: &std::path::Path) -> Result<Positions> {
+    use bg_engine::{Dice, Seat, position_id};
+    let text =
+        std::fs::read_to_string(corpus).with_context(|| format!("reading {}", corpus.display()))?;
+    let variant = bg_standard_rules::Standard;
+    let mut positions = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 3 {
+            continue;
+        }
+        let board = position_id::decode(fields[0], Seat::White)?;
+        let dice = Dice::new(fields[1].parse()?, fields[2].parse()?)?;
+        let state = variant
+            .setup_position(&board, &bg_variant_api::Options::new())?
+            .state;
+        let mut plays = Vec::new();
+        variant.legal_plays(&state, Seat::White, dice, &mut plays);
+        positions.push((board, dice, plays));
+    }
+    Ok(positions)
+}
+
+fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
+    use bg_bot::encode::{INPUTS, encode};
+    use bg_engine::Seat;
+    let positions = read_positions(corpus)?;
+    let net = bg_bot::trained("standard").context("no standard net")?;
+    let results: Vec<&bg_engine::Board> = positions
+        .iter()
+        .flat_map(|(_, _, plays)| plays.iter().map(|lp| &lp.result))
+        .collect();
+    // One evaluation: encoding and the forward pass, over every result.
+    let mut inputs = [0.0; INPUTS];
+    let mut sink = 0.0f32;
+    let started = Instant::now();
+    for board in &results {
+        encode(board, Seat::White, 15, &mut inputs);
+        sink += net.outputs(&inputs)[0];
+    }
+    let per_eval = started.elapsed().as_nanos() as f64 / results.len() as f64;
+    let zero = NetPlayer {
+        net: &net,
+        checkers: 15,
+    };
+    let started = Instant::now();
+    for (_, _, plays) in &positions {
+        sink += zero.best(Seat::White, plays).1;
+    }
+    let per_zero = started.elapsed().as_secs_f64() * 1e6 / positions.len() as f64;
+    let mut one = OnePlyPlayer {
+        net: &net,
+        checkers: 15,
+        variant: &bg_standard_rules::Standard,
+        keep: 8,
+    };
+    let some = &positions[..one_ply.min(positions.len())];
+    let started = Instant::now();
+    for (board, _, plays) in some {
+        sink += one.choose(board, Seat::White, plays) as f32;
+    }
+    let per_one = started.elapsed().as_secs_f64() * 1e6 / some.len().max(1) as f64;
+    std::hint::black_box(sink);
+    println!(
+        "positions={} results={} ns_per_evaluation={per_eval:.0} us_per_0ply={per_zero:.1} us_per_1ply={per_one:.0} (1-ply over {} positions)",
+        positions.len(),
+        results.len(),
+        some.len()
+    );
     Ok(())
 }

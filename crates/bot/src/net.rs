@@ -24,7 +24,9 @@ pub const LOSE_BACKGAMMON: usize = 4;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Net {
     hidden: usize,
-    /// `hidden` rows of `INPUTS` weights, then `hidden` biases.
+    /// The input weights, `INPUTS` rows of `hidden` (one row per input:
+    /// the pass over the sparse inputs reads one row per input that is
+    /// not 0); files keep them the other way round (see `to_bytes`).
     w1: Vec<f32>,
     b1: Vec<f32>,
     /// `OUTPUTS` rows of `hidden` weights, then `OUTPUTS` biases.
@@ -36,6 +38,17 @@ pub struct Net {
 pub struct Activations {
     hidden: Vec<f32>,
     pub outputs: [f32; OUTPUTS],
+}
+
+/// `m`, `rows` rows of `columns`, as `columns` rows of `rows`.
+fn transpose(m: &[f32], rows: usize, columns: usize) -> Vec<f32> {
+    let mut t = vec![0.0; m.len()];
+    for r in 0..rows {
+        for c in 0..columns {
+            t[c * rows + r] = m[r * columns + c];
+        }
+    }
+    t
 }
 
 fn sigmoid(x: f32) -> f32 {
@@ -63,13 +76,54 @@ impl Net {
     /// A net of `hidden` units with small random weights.
     pub fn new(hidden: usize, rng: &mut impl Rng) -> Net {
         let mut weights = |n: usize| (0..n).map(|_| rng.random_range(-0.1..0.1)).collect();
+        let by_unit: Vec<f32> = weights(hidden * INPUTS);
         Net {
             hidden,
-            w1: weights(hidden * INPUTS),
+            w1: transpose(&by_unit, hidden, INPUTS),
             b1: weights(hidden),
             w2: weights(OUTPUTS * hidden),
             b2: weights(OUTPUTS),
         }
+    }
+
+    /// The outputs for `inputs` (what [`forward`](Self::forward) gives,
+    /// without keeping the hidden layer: the players' hot path).
+    pub fn outputs(&self, inputs: &[f32; INPUTS]) -> [f32; OUTPUTS] {
+        thread_local! {
+            static HIDDEN: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        HIDDEN.with_borrow_mut(|hidden| {
+            hidden.clear();
+            hidden.extend_from_slice(&self.b1);
+            self.hidden_layer(inputs, hidden);
+            self.output_layer(hidden)
+        })
+    }
+
+    /// Adds the inputs' weighted sums to `hidden` (holding the biases),
+    /// then squashes them.
+    fn hidden_layer(&self, inputs: &[f32; INPUTS], hidden: &mut [f32]) {
+        for (i, &x) in inputs.iter().enumerate() {
+            if x != 0.0 {
+                let row = &self.w1[i * self.hidden..(i + 1) * self.hidden];
+                for (h, &w) in hidden.iter_mut().zip(row) {
+                    *h += w * x;
+                }
+            }
+        }
+        for h in hidden.iter_mut() {
+            *h = sigmoid(*h);
+        }
+    }
+
+    fn output_layer(&self, hidden: &[f32]) -> [f32; OUTPUTS] {
+        let mut outputs = [0.0; OUTPUTS];
+        for (k, out) in outputs.iter_mut().enumerate() {
+            let row = &self.w2[k * self.hidden..(k + 1) * self.hidden];
+            let sum: f32 = row.iter().zip(hidden).map(|(w, h)| w * h).sum();
+            *out = sigmoid(sum + self.b2[k]);
+        }
+        outputs
     }
 
     pub fn hidden(&self) -> usize {
@@ -79,22 +133,8 @@ impl Net {
     /// The outputs for `inputs`, with what the update needs.
     pub fn forward(&self, inputs: &[f32; INPUTS]) -> Activations {
         let mut hidden = self.b1.clone();
-        for (i, &x) in inputs.iter().enumerate() {
-            if x != 0.0 {
-                for (j, h) in hidden.iter_mut().enumerate() {
-                    *h += self.w1[j * INPUTS + i] * x;
-                }
-            }
-        }
-        for h in &mut hidden {
-            *h = sigmoid(*h);
-        }
-        let mut outputs = [0.0; OUTPUTS];
-        for (k, out) in outputs.iter_mut().enumerate() {
-            let row = &self.w2[k * self.hidden..(k + 1) * self.hidden];
-            let sum: f32 = row.iter().zip(&hidden).map(|(w, h)| w * h).sum();
-            *out = sigmoid(sum + self.b2[k]);
-        }
+        self.hidden_layer(inputs, &mut hidden);
+        let outputs = self.output_layer(&hidden);
         Activations { hidden, outputs }
     }
 
@@ -128,8 +168,9 @@ impl Net {
         }
         for (i, &x) in inputs.iter().enumerate() {
             if x != 0.0 {
-                for (j, dh) in delta_hidden.iter().enumerate() {
-                    self.w1[j * INPUTS + i] += alpha * dh * x;
+                let row = &mut self.w1[i * self.hidden..(i + 1) * self.hidden];
+                for (w, dh) in row.iter_mut().zip(&delta_hidden) {
+                    *w += alpha * dh * x;
                 }
             }
         }
@@ -139,12 +180,13 @@ impl Net {
     }
 
     /// The weights as bytes: `BGNET1`, the hidden size (u32), then every
-    /// weight (f32), all little-endian.
+    /// weight (f32), all little-endian: the input weights unit by unit
+    /// (`hidden` rows of `INPUTS`), the hidden biases, the output weights
+    /// (`OUTPUTS` rows of `hidden`), the output biases.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = b"BGNET1".to_vec();
         out.extend_from_slice(&(self.hidden as u32).to_le_bytes());
-        for w in self
-            .w1
+        for w in transpose(&self.w1, INPUTS, self.hidden)
             .iter()
             .chain(&self.b1)
             .chain(&self.w2)
@@ -180,7 +222,7 @@ impl Net {
         let mut take = |n: usize| all.by_ref().take(n).collect::<Vec<f32>>();
         Ok(Net {
             hidden,
-            w1: take(hidden * INPUTS),
+            w1: transpose(&take(hidden * INPUTS), hidden, INPUTS),
             b1: take(hidden),
             w2: take(OUTPUTS * hidden),
             b2: take(OUTPUTS),
@@ -201,6 +243,15 @@ mod tests {
         cut.pop();
         assert!(Net::from_bytes(&cut).is_err());
         assert!(Net::from_bytes(b"nonsense").is_err());
+    }
+
+    #[test]
+    fn the_hot_path_gives_what_the_forward_pass_gives() {
+        let net = Net::new(12, &mut rand::rngs::StdRng::seed_from_u64(3));
+        let mut inputs = [0.0; INPUTS];
+        inputs[7] = 1.0;
+        inputs[150] = 0.5;
+        assert_eq!(net.outputs(&inputs), net.forward(&inputs).outputs);
     }
 
     #[test]

@@ -28,7 +28,7 @@ impl NetPlayer<'_> {
         let mut best = (0, f32::NEG_INFINITY);
         for (i, lp) in plays.iter().enumerate() {
             encode(&lp.result, seat, self.checkers, &mut inputs);
-            let e = equity(&self.net.forward(&inputs).outputs);
+            let e = equity(&self.net.outputs(&inputs));
             if e > best.1 {
                 best = (i, e);
             }
@@ -167,7 +167,7 @@ impl<V: bg_variant_api::Variant> Player for OnePlyPlayer<'_, V> {
             .enumerate()
             .map(|(i, lp)| {
                 encode(&lp.result, seat, self.checkers, &mut inputs);
-                (i, equity(&self.net.forward(&inputs).outputs))
+                (i, equity(&self.net.outputs(&inputs)))
             })
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
