@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use bg_bot::duel::{DuelResult, duel};
 use bg_bot::net::Net;
-use bg_bot::player::{HeuristicPlayer, NetPlayer, OnePlyPlayer, Player, RandomPlayer};
+use bg_bot::player::{HeuristicPlayer, NetPlayer, NoisyPlayer, OnePlyPlayer, Player, RandomPlayer};
 use bg_bot::td::Trainer;
 use bg_variant_api::Variant;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -111,6 +111,14 @@ enum Command {
         /// best looked at one roll ahead).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
         plies: u8,
+        /// A weaker level: noise (standard deviation, in equity) added to
+        /// each play's value at 0-ply.
+        #[arg(long)]
+        noise: Option<f32>,
+        /// A named level (bg_bot::level::LEVELS: beginner, casual,
+        /// intermediate, advanced, expert), instead of --plies and --noise.
+        #[arg(long)]
+        level: Option<String>,
     },
 }
 
@@ -187,8 +195,21 @@ fn main() -> Result<()> {
             seed,
             weights,
             plies,
+            noise,
+            level,
         } => {
             let net = load(variant, weights)?;
+            let plies = match level.as_deref() {
+                Some(name) => {
+                    let level =
+                        bg_bot::level::level(name).with_context(|| format!("no level {name:?}"))?;
+                    Search {
+                        plies: level.plies,
+                        noise: (level.noise > 0.0).then_some(level.noise),
+                    }
+                }
+                None => Search { plies, noise },
+            };
             let result = match variant {
                 VariantArg::Standard => measure_at(
                     &bg_standard_rules::Standard,
@@ -209,7 +230,7 @@ fn main() -> Result<()> {
                     seed,
                 )?,
             };
-            println!("net ({plies}-ply) against {}: {result}", name(against));
+            println!("net ({plies}) against {}: {result}", name(against));
             Ok(())
         }
     }
@@ -308,22 +329,50 @@ fn measure<V: Variant>(
     games: u32,
     seed: u64,
 ) -> Result<DuelResult> {
-    measure_at(variant, net, checkers, 0, against, games, seed)
+    let search = Search {
+        plies: 0,
+        noise: None,
+    };
+    measure_at(variant, net, checkers, search, against, games, seed)
 }
 
-/// The net at `plies` against `against`.
+/// How the net plays: its search, or a weaker level.
+#[derive(Clone, Copy)]
+struct Search {
+    plies: u8,
+    noise: Option<f32>,
+}
+
+impl std::fmt::Display for Search {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.noise {
+            Some(noise) => write!(f, "0-ply, noise {noise}"),
+            None => write!(f, "{}-ply", self.plies),
+        }
+    }
+}
+
+/// The net, searching as `search` says, against `against`.
 fn measure_at<V: Variant>(
     variant: &V,
     net: &Net,
     checkers: u8,
-    plies: u8,
+    search: Search,
     against: Against,
     games: u32,
     seed: u64,
 ) -> Result<DuelResult> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut player: Box<dyn Player> = match plies {
-        0 => Box::new(NetPlayer { net, checkers }),
+    let mut player: Box<dyn Player> = match search {
+        Search {
+            noise: Some(noise), ..
+        } => Box::new(NoisyPlayer {
+            net,
+            checkers,
+            noise,
+            rng: StdRng::seed_from_u64(seed ^ 0x401e),
+        }),
+        Search { plies: 0, .. } => Box::new(NetPlayer { net, checkers }),
         _ => Box::new(OnePlyPlayer {
             net,
             checkers,

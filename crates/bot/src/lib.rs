@@ -18,6 +18,7 @@
 
 pub mod duel;
 pub mod encode;
+pub mod level;
 pub mod net;
 pub mod player;
 pub mod td;

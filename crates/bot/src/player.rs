@@ -184,3 +184,37 @@ impl<V: bg_variant_api::Variant> Player for OnePlyPlayer<'_, V> {
         best.0
     }
 }
+
+/// A weaker player for people: the net at 0-ply with noise added to the
+/// value of each play (normal, of standard deviation `noise`, in equity),
+/// as GNU Backgammon makes its weaker levels (its evaluation "noise").
+pub struct NoisyPlayer<'a> {
+    pub net: &'a Net,
+    pub checkers: u8,
+    pub noise: f32,
+    pub rng: StdRng,
+}
+
+impl NoisyPlayer<'_> {
+    /// A normal draw (Box-Muller), of standard deviation 1.
+    fn normal(&mut self) -> f32 {
+        let u1: f32 = self.rng.random_range(f32::EPSILON..1.0);
+        let u2: f32 = self.rng.random_range(0.0..1.0);
+        (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
+    }
+}
+
+impl Player for NoisyPlayer<'_> {
+    fn choose(&mut self, _: &Board, seat: Seat, plays: &[LegalPlay]) -> usize {
+        let mut inputs = [0.0; INPUTS];
+        let mut best = (0, f32::NEG_INFINITY);
+        for (i, lp) in plays.iter().enumerate() {
+            encode(&lp.result, seat, self.checkers, &mut inputs);
+            let value = equity(&self.net.outputs(&inputs)) + self.noise * self.normal();
+            if value > best.1 {
+                best = (i, value);
+            }
+        }
+        best.0
+    }
+}

@@ -129,3 +129,37 @@ fn one_ply_takes_the_play_that_ends_the_game() {
     let chosen = player.choose(&board, Seat::White, &plays);
     assert_eq!(plays[chosen].result.off(Seat::White), 3, "{plays:?}");
 }
+
+/// The levels, weakest first, are weaker and weaker against the heuristic
+/// player as their noise grows (the order docs/bot.md measured).
+#[test]
+fn each_level_with_more_noise_wins_less() {
+    use bg_bot::level::{LEVELS, level};
+    use bg_bot::player::NoisyPlayer;
+    assert_eq!(level(""), LEVELS.last().copied());
+    assert_eq!(level("expert").map(|l| l.plies), Some(1));
+    let net = committed("standard");
+    let rate = |noise: f32| {
+        let mut player = NoisyPlayer {
+            net: &net,
+            checkers: 15,
+            noise,
+            rng: StdRng::seed_from_u64(4),
+        };
+        let mut rng = StdRng::seed_from_u64(5);
+        duel(
+            &bg_standard_rules::Standard,
+            &mut player,
+            &mut HeuristicPlayer,
+            300,
+            &mut rng,
+        )
+        .unwrap()
+        .win_rate()
+    };
+    let (beginner, intermediate) = (rate(0.2), rate(0.05));
+    assert!(
+        beginner + 0.15 < intermediate,
+        "{beginner} against {intermediate}"
+    );
+}
