@@ -74,6 +74,30 @@ pub fn plugin_dir(plugins: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
+/// Runs `bgctl plays` (the binary `bgctl`) with the plugins of
+/// `plugin_dir` on `corpus`, and checks that it prints the corpus back
+/// line for line: the variant's legal plays are the corpus's.
+pub fn assert_plays_reproduce(bgctl: &Path, plugin_dir: &Path, variant: &str, corpus: &Path) {
+    let output = std::process::Command::new(bgctl)
+        .arg("--plugin-dir")
+        .arg(plugin_dir)
+        .args(["plays", "--variant", variant, "--corpus"])
+        .arg(corpus)
+        .output()
+        .expect("bgctl runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let expected = std::fs::read_to_string(corpus).expect("the corpus");
+    let actual = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(actual.lines().count(), expected.lines().count());
+    for (n, (want, got)) in expected.lines().zip(actual.lines()).enumerate() {
+        assert_eq!(got, want, "{variant}: corpus line {}", n + 1);
+    }
+}
+
 /// The C plugin of `examples/c-plugin` compiled into `dir`, as its
 /// build line says (with warnings as errors), against the C header
 /// generated from the ABI's Rust definitions. The C compiler is `$CC`,

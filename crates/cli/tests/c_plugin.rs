@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use bg_tests::{compile_c_plugin, corpus_path};
+use bg_tests::{assert_plays_reproduce, compile_c_plugin, corpus_path};
 
 fn bgctl() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bgctl"))
@@ -36,22 +36,6 @@ fn a_plugin_written_in_c_passes_bgctl_plugin_check() {
 fn the_c_plugin_s_legal_plays_are_gnubg_s_on_the_corpus() {
     let dir = tempfile::tempdir().unwrap();
     compile_c_plugin(dir.path());
-    let output = bgctl()
-        .arg("--plugin-dir")
-        .arg(dir.path())
-        .args(["plays", "--variant", "c_backgammon", "--corpus"])
-        .arg(corpus_path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let expected = std::fs::read_to_string(corpus_path()).unwrap();
-    let actual = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(actual.lines().count(), expected.lines().count());
-    for (n, (want, got)) in expected.lines().zip(actual.lines()).enumerate() {
-        assert_eq!(got, want, "corpus line {}", n + 1);
-    }
+    let bgctl = env!("CARGO_BIN_EXE_bgctl").as_ref();
+    assert_plays_reproduce(bgctl, dir.path(), "c_backgammon", &corpus_path());
 }

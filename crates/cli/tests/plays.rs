@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use bg_tests::{corpus_path, hypergammon_corpus_path, plugin_dir};
+use bg_tests::{assert_plays_reproduce, corpus_path, hypergammon_corpus_path, plugin_dir};
 
 fn bgctl() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bgctl"))
@@ -12,24 +12,8 @@ fn bgctl() -> Command {
 #[test]
 fn bgctl_plays_reproduces_the_gnubg_corpus_line_for_line() {
     let dir = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
-    let output = bgctl()
-        .args(["--plugin-dir"])
-        .arg(dir.path())
-        .args(["plays", "--variant", "standard", "--corpus"])
-        .arg(corpus_path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let expected = std::fs::read_to_string(corpus_path()).unwrap();
-    let actual = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(actual.lines().count(), 5000);
-    for (n, (want, got)) in expected.lines().zip(actual.lines()).enumerate() {
-        assert_eq!(got, want, "line {}", n + 1);
-    }
+    let bgctl = env!("CARGO_BIN_EXE_bgctl").as_ref();
+    assert_plays_reproduce(bgctl, dir.path(), "standard", &corpus_path());
 }
 
 /// The hypergammon plugin's legal plays are GNU Backgammon's, on 5,000
@@ -37,24 +21,8 @@ fn bgctl_plays_reproduces_the_gnubg_corpus_line_for_line() {
 #[test]
 fn bgctl_plays_reproduces_gnubg_s_hypergammon_legal_plays() {
     let dir = plugin_dir(&[("bg_hypergammon", "libbg_hypergammon.so")]);
-    let output = bgctl()
-        .args(["--plugin-dir"])
-        .arg(dir.path())
-        .args(["plays", "--variant", "hypergammon", "--corpus"])
-        .arg(hypergammon_corpus_path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let expected = std::fs::read_to_string(hypergammon_corpus_path()).unwrap();
-    let actual = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(actual.lines().count(), 5000);
-    for (n, (want, got)) in expected.lines().zip(actual.lines()).enumerate() {
-        assert_eq!(got, want, "line {}", n + 1);
-    }
+    let bgctl = env!("CARGO_BIN_EXE_bgctl").as_ref();
+    assert_plays_reproduce(bgctl, dir.path(), "hypergammon", &hypergammon_corpus_path());
 }
 
 #[test]

@@ -261,14 +261,18 @@ fn address_space(pid: u32) -> u64 {
     kib * 1024
 }
 
-/// A worker that crashes as it starts is not started again at once: the
-/// variant is unhealthy, saying why and when it is tried next, and its
-/// calls fail at once; once the plugin starts again, the variant plays.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_worker_that_crashes_as_it_starts_is_started_again_only_after_a_back_off() {
+/// An isolated server whose faulty plugin crashes as it loads while its
+/// marker file exists (made now if `marked`): the server, the marker, and
+/// the folders to keep.
+fn crashing_at_load_if_marked(
+    marked: bool,
+) -> (ServerProcess, std::path::PathBuf, [tempfile::TempDir; 2]) {
     let plugins = plugin_dir(&PLUGINS);
     let data = tempfile::tempdir().unwrap();
     let marker = data.path().join("crash-at-load");
+    if marked {
+        std::fs::write(&marker, b"").unwrap();
+    }
     let server = ServerProcess::start_with_env(
         env!("CARGO_BIN_EXE_backgammond").as_ref(),
         plugins.path(),
@@ -276,6 +280,15 @@ async fn a_worker_that_crashes_as_it_starts_is_started_again_only_after_a_back_o
         &ISOLATED,
         &[("BG_TEST_FAULTY_CRASH_AT_LOAD_IF", marker.to_str().unwrap())],
     );
+    (server, marker, [plugins, data])
+}
+
+/// A worker that crashes as it starts is not started again at once: the
+/// variant is unhealthy, saying why and when it is tried next, and its
+/// calls fail at once; once the plugin starts again, the variant plays.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_crashes_as_it_starts_is_started_again_only_after_a_back_off() {
+    let (server, marker, _folders) = crashing_at_load_if_marked(false);
     let mut client = connect(&server.addr).await;
     let g = faulty_game(&mut client, "segfault").await;
     let fine = faulty_game(&mut client, "none").await;
@@ -342,17 +355,7 @@ async fn a_worker_that_crashes_as_it_starts_is_started_again_only_after_a_back_o
 /// why, and the server serves the other variants.
 #[tokio::test(flavor = "multi_thread")]
 async fn in_worker_processes_a_plugin_that_crashes_as_it_loads_is_skipped() {
-    let plugins = plugin_dir(&PLUGINS);
-    let data = tempfile::tempdir().unwrap();
-    let marker = data.path().join("crash-at-load");
-    std::fs::write(&marker, b"").unwrap();
-    let server = ServerProcess::start_with_env(
-        env!("CARGO_BIN_EXE_backgammond").as_ref(),
-        plugins.path(),
-        data.path(),
-        &ISOLATED,
-        &[("BG_TEST_FAULTY_CRASH_AT_LOAD_IF", marker.to_str().unwrap())],
-    );
+    let (server, _, _folders) = crashing_at_load_if_marked(true);
     let mut client = connect(&server.addr).await;
     assert_eq!(variant_names(&mut client).await, ["standard"]);
     let mut g = new_game(&mut client, pb::MatchSettings::default()).await;
