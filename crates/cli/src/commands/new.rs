@@ -88,16 +88,18 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
         } as i32,
         ..clock
     });
+    // Asked once: for the checkers of a start position, and for the
+    // settings in effect shown after the game is made.
+    let variants = o
+        .client
+        .list_variants(pb::ListVariantsRequest {})
+        .await
+        .map_err(explain)?
+        .into_inner()
+        .variants;
     let start_board = match position_id.as_deref() {
         // Read with the variant's checkers (hypergammon's 3 are fewer).
         Some(id) => {
-            let variants = o
-                .client
-                .list_variants(pb::ListVariantsRequest {})
-                .await
-                .map_err(explain)?
-                .into_inner()
-                .variants;
             let checkers = variants
                 .iter()
                 .find(|v| v.name == variant)
@@ -150,13 +152,6 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
     }
     o.tokens.save(&o.tokens_path)?;
     print!("{}", render(&game));
-    let variants = o
-        .client
-        .list_variants(pb::ListVariantsRequest {})
-        .await
-        .map_err(explain)?
-        .into_inner()
-        .variants;
     print!("{}", client::in_effect(&game, &variants));
     println!("seat tokens saved in {}", o.tokens_path.display());
     println!("game id: {}", game.game_id);
