@@ -6,7 +6,8 @@
 #
 # Layout inside the image (see README.md, "Container image"):
 #   /usr/local/bin/backgammond          the server (also its own health check)
-#   /opt/backgammon/plugins/            shipped variant plugins (read-only)
+#   /opt/backgammon/plugins/            shipped variant plugins, and their computer
+#                                       players' nets beside them (read-only)
 #   /opt/backgammon/extra-plugins/      mount a folder of your own plugins here;
 #                                       files dropped in are picked up live
 #   /var/lib/backgammon/                games database and server key (a volume)
@@ -45,7 +46,7 @@ RUN cargo build --release --locked -p bg-server --bin backgammond \
  && cargo run --locked --quiet -p xtask -- plugins --release \
  && mkdir -p /out/plugins /out/empty \
  && cp target/release/backgammond /out/ \
- && cp target/plugins/*.so /out/plugins/
+ && cp target/plugins/*.so target/plugins/*.bgnet /out/plugins/
 
 FROM ${ARTIFACTS} AS staged
 

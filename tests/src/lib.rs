@@ -69,9 +69,24 @@ pub fn plugin_file(lib: &str) -> PathBuf {
 pub fn plugin_dir(plugins: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temporary folder");
     for (lib, file) in plugins {
-        copy_plugin(lib, &dir.path().join(file));
+        let to = dir.path().join(file);
+        copy_plugin(lib, &to);
+        // The variant's computer player, beside it as `xtask plugins`
+        // ships it.
+        if let Some(net) = shipped_net(lib) {
+            std::fs::copy(net, to.with_extension("bgnet")).expect("copy the net");
+        }
     }
     dir
+}
+
+/// The committed net of a shipped plugin's variant, if it has one.
+pub fn shipped_net(lib: &str) -> Option<PathBuf> {
+    let variant = lib.strip_prefix("bg_")?;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/bot/weights")
+        .join(format!("{variant}.bgnet"));
+    path.is_file().then_some(path)
 }
 
 /// Runs `bgctl plays` (the binary `bgctl`) with the plugins of

@@ -29,6 +29,16 @@ const SHIPPED: &[(&str, &str)] = &[
     ("bg-hypergammon", "bg_hypergammon"),
 ];
 
+/// The computer players' nets shipped beside their plugins: (library
+/// name, net in `crates/bot/weights/`). The server reads `LIB.bgnet`
+/// beside `LIB.so`.
+const NETS: &[(&str, &str)] = &[
+    ("bg_standard", "standard.bgnet"),
+    ("bg_caucasian", "caucasian.bgnet"),
+    ("bg_plakoto", "plakoto.bgnet"),
+    ("bg_hypergammon", "hypergammon.bgnet"),
+];
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let release = args.iter().any(|a| a == "--release");
@@ -172,6 +182,13 @@ fn build_plugins(release: bool, also: &[&str]) -> Result<PathBuf> {
         // scanning this folder, and skips hidden files.
         let partial = dir.join(format!(".{file}.partial"));
         std::fs::copy(built.join(&file), &partial).with_context(|| format!("copying {file}"))?;
+        std::fs::rename(&partial, dir.join(&file))?;
+    }
+    let weights = workspace_root().join("crates/bot/weights");
+    for (lib, net) in NETS {
+        let file = format!("{}{lib}.bgnet", std::env::consts::DLL_PREFIX);
+        let partial = dir.join(format!(".{file}.partial"));
+        std::fs::copy(weights.join(net), &partial).with_context(|| format!("copying {net}"))?;
         std::fs::rename(&partial, dir.join(&file))?;
     }
     // Which build the folder holds, for the benchmark scripts: debug and

@@ -29,6 +29,45 @@ struct Cli {
 enum VariantArg {
     Standard,
     Hypergammon,
+    Caucasian,
+    Plakoto,
+}
+
+impl VariantArg {
+    /// The variant's name, as its plugin gives it.
+    fn name(self) -> &'static str {
+        match self {
+            VariantArg::Standard => "standard",
+            VariantArg::Hypergammon => "hypergammon",
+            VariantArg::Caucasian => "caucasian",
+            VariantArg::Plakoto => "plakoto",
+        }
+    }
+}
+
+/// Runs `$body` with `$v` bound to the variant's rules and `$checkers` to
+/// its checkers a side.
+macro_rules! with_variant {
+    ($arg:expr, |$v:ident, $checkers:ident| $body:expr) => {
+        match $arg {
+            VariantArg::Standard => {
+                let ($v, $checkers) = (&bg_standard_rules::Standard, 15);
+                $body
+            }
+            VariantArg::Hypergammon => {
+                let ($v, $checkers) = (&bg_hypergammon::Hypergammon, 3);
+                $body
+            }
+            VariantArg::Caucasian => {
+                let ($v, $checkers) = (&bg_caucasian_rules::Caucasian, 15);
+                $body
+            }
+            VariantArg::Plakoto => {
+                let ($v, $checkers) = (&bg_plakoto_rules::Plakoto, 15);
+                $body
+            }
+        }
+    };
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -123,11 +162,8 @@ enum Command {
 }
 
 fn weights_path(variant: VariantArg) -> PathBuf {
-    let name = match variant {
-        VariantArg::Standard => "standard",
-        VariantArg::Hypergammon => "hypergammon",
-    };
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../bot/weights/{name}.bgnet"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../bot/weights/{}.bgnet", variant.name()))
 }
 
 fn main() -> Result<()> {
@@ -142,28 +178,9 @@ fn main() -> Result<()> {
             out,
         } => {
             let out = out.unwrap_or_else(|| weights_path(variant));
-            match variant {
-                VariantArg::Standard => train(
-                    &bg_standard_rules::Standard,
-                    15,
-                    games,
-                    hidden,
-                    alpha,
-                    seed,
-                    every,
-                    &out,
-                ),
-                VariantArg::Hypergammon => train(
-                    &bg_hypergammon::Hypergammon,
-                    3,
-                    games,
-                    hidden,
-                    alpha,
-                    seed,
-                    every,
-                    &out,
-                ),
-            }
+            with_variant!(variant, |v, checkers| train(
+                v, checkers, games, hidden, alpha, seed, every, &out
+            ))
         }
         Command::Bench { corpus, one_ply } => bench(&corpus, one_ply),
         Command::Decisions {
@@ -183,10 +200,7 @@ fn main() -> Result<()> {
                 other: record_other,
                 plies,
             };
-            match variant {
-                VariantArg::Standard => decisions(&bg_standard_rules::Standard, &net, 15, record),
-                VariantArg::Hypergammon => decisions(&bg_hypergammon::Hypergammon, &net, 3, record),
-            }
+            with_variant!(variant, |v, checkers| decisions(v, &net, checkers, record))
         }
         Command::Duel {
             variant,
@@ -210,26 +224,9 @@ fn main() -> Result<()> {
                 }
                 None => Search { plies, noise },
             };
-            let result = match variant {
-                VariantArg::Standard => measure_at(
-                    &bg_standard_rules::Standard,
-                    &net,
-                    15,
-                    plies,
-                    against,
-                    games,
-                    seed,
-                )?,
-                VariantArg::Hypergammon => measure_at(
-                    &bg_hypergammon::Hypergammon,
-                    &net,
-                    3,
-                    plies,
-                    against,
-                    games,
-                    seed,
-                )?,
-            };
+            let result = with_variant!(variant, |v, checkers| measure_at(
+                v, &net, checkers, plies, against, games, seed
+            ))?;
             println!("net ({plies}) against {}: {result}", name(against));
             Ok(())
         }

@@ -5,6 +5,7 @@
 //! at least three, and half of any beyond three); its checkers on the bar
 //! (halved) and borne off (as a share of its checkers). The side the
 //! position is seen from comes first; whose roll it is need not be said,
+//! (then, for Plakoto, which checkers are pinned);
 //! since positions are always valued just after a side moved, from that
 //! side's point of view, the other side to roll.
 
@@ -12,8 +13,14 @@ use bg_engine::{BAR, Board, OFF, Seat};
 
 /// Inputs per side: 4 per point, the bar, the borne-off.
 const PER_SIDE: usize = 24 * 4 + 2;
+/// TD-Gammon's inputs, both sides.
+pub const BOARD_INPUTS: usize = 2 * PER_SIDE;
+/// Then, for variants where a checker can be pinned (Plakoto), one unit
+/// per side and point: its checker there is pinned. Always 0 elsewhere,
+/// so that a net of those variants never learns a weight for them.
+pub const PIN_INPUTS: usize = 2 * 24;
 /// The net's inputs.
-pub const INPUTS: usize = 2 * PER_SIDE;
+pub const INPUTS: usize = BOARD_INPUTS + PIN_INPUTS;
 
 /// Writes the inputs of `board` seen from `me` into `out` (length
 /// [`INPUTS`]); `checkers` is the variant's checkers a side.
@@ -31,6 +38,11 @@ pub fn encode(board: &Board, me: Seat, checkers: u8, out: &mut [f32; INPUTS]) {
         }
         out[base + 96] = f32::from(side[usize::from(BAR)]) / 2.0;
         out[base + 97] = f32::from(side[usize::from(OFF)]) / f32::from(checkers.max(1));
+        let pinned = board.pinned[seat.index()];
+        for point in 1..=24 {
+            out[BOARD_INPUTS + k * 24 + point - 1] =
+                f32::from(u8::from(pinned & (1 << point) != 0));
+        }
     }
 }
 

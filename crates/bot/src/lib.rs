@@ -16,11 +16,13 @@
 //! variant for legal plays and outcomes and never knows its rules. It must
 //! never read dice not yet thrown, nor know the network or storage.
 
+pub mod act;
 pub mod duel;
 pub mod encode;
 pub mod level;
 pub mod net;
 pub mod player;
+pub mod search;
 pub mod td;
 
 pub use net::Net;
@@ -31,6 +33,8 @@ pub fn trained(variant: &str) -> Option<Net> {
     let bytes: &[u8] = match variant {
         "standard" => include_bytes!("../weights/standard.bgnet"),
         "hypergammon" => include_bytes!("../weights/hypergammon.bgnet"),
+        "caucasian" => include_bytes!("../weights/caucasian.bgnet"),
+        "plakoto" => include_bytes!("../weights/plakoto.bgnet"),
         _ => return None,
     };
     Net::from_bytes(bytes).ok()

@@ -8,7 +8,7 @@
 
 use rand::Rng;
 
-use crate::encode::INPUTS;
+use crate::encode::{BOARD_INPUTS, INPUTS};
 
 /// The net's outputs.
 pub const OUTPUTS: usize = 5;
@@ -38,6 +38,28 @@ pub struct Net {
 pub struct Activations {
     hidden: Vec<f32>,
     pub outputs: [f32; OUTPUTS],
+}
+
+/// The file formats: 1 has the board inputs' weights only, 2 all.
+const FORMAT_1: &[u8; 6] = b"BGNET1";
+const FORMAT_2: &[u8; 6] = b"BGNET2";
+
+/// `hidden` units' input weights, as read (each unit's board inputs, or
+/// all its inputs), with every input: the pin inputs' weights 0 if
+/// absent.
+fn pad(by_unit: &[f32], hidden: usize) -> Vec<f32> {
+    let given = by_unit.len() / hidden.max(1);
+    if given == INPUTS {
+        return by_unit.to_vec();
+    }
+    by_unit
+        .chunks(given.max(1))
+        .flat_map(|unit| {
+            unit.iter()
+                .copied()
+                .chain(std::iter::repeat_n(0.0, INPUTS - given))
+        })
+        .collect()
 }
 
 /// `m`, `rows` rows of `columns`, as `columns` rows of `rows`.
@@ -75,8 +97,11 @@ pub fn flip(o: &[f32; OUTPUTS]) -> [f32; OUTPUTS] {
 impl Net {
     /// A net of `hidden` units with small random weights.
     pub fn new(hidden: usize, rng: &mut impl Rng) -> Net {
-        let mut weights = |n: usize| (0..n).map(|_| rng.random_range(-0.1..0.1)).collect();
-        let by_unit: Vec<f32> = weights(hidden * INPUTS);
+        let mut weights =
+            |n: usize| -> Vec<f32> { (0..n).map(|_| rng.random_range(-0.1..0.1)).collect() };
+        // The pin inputs' weights start at 0: a net of a variant without
+        // pins keeps them so (and is written in format 1).
+        let by_unit = pad(&weights(hidden * BOARD_INPUTS), hidden);
         Net {
             hidden,
             w1: transpose(&by_unit, hidden, INPUTS),
@@ -179,19 +204,31 @@ impl Net {
         }
     }
 
-    /// The weights as bytes: `BGNET1`, the hidden size (u32), then every
-    /// weight (f32), all little-endian: the input weights unit by unit
-    /// (`hidden` rows of `INPUTS`), the hidden biases, the output weights
-    /// (`OUTPUTS` rows of `hidden`), the output biases.
+    /// The weights as bytes: `BGNET1` (a net whose pin inputs' weights
+    /// are all 0: the board inputs only) or `BGNET2` (every input), the
+    /// hidden size (u32), then every weight (f32), all little-endian: the
+    /// input weights unit by unit (`hidden` rows of the inputs), the
+    /// hidden biases, the output weights (`OUTPUTS` rows of `hidden`), the
+    /// output biases.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = b"BGNET1".to_vec();
+        let by_unit = transpose(&self.w1, INPUTS, self.hidden);
+        let pins = by_unit
+            .chunks(INPUTS)
+            .any(|unit| unit[BOARD_INPUTS..].iter().any(|&w| w != 0.0));
+        // Format 1: the board inputs only (a net that never saw a pin);
+        // format 2: every input.
+        let (magic, inputs) = if pins {
+            (FORMAT_2, INPUTS)
+        } else {
+            (FORMAT_1, BOARD_INPUTS)
+        };
+        let mut out = magic.to_vec();
         out.extend_from_slice(&(self.hidden as u32).to_le_bytes());
-        for w in transpose(&self.w1, INPUTS, self.hidden)
-            .iter()
-            .chain(&self.b1)
-            .chain(&self.w2)
-            .chain(&self.b2)
-        {
+        let w1: Vec<f32> = by_unit
+            .chunks(INPUTS)
+            .flat_map(|unit| unit[..inputs].iter().copied())
+            .collect();
+        for w in w1.iter().chain(&self.b1).chain(&self.w2).chain(&self.b2) {
             out.extend_from_slice(&w.to_le_bytes());
         }
         out
@@ -200,15 +237,20 @@ impl Net {
     /// Weights read back; an error for bytes [`to_bytes`](Self::to_bytes)
     /// did not write.
     pub fn from_bytes(bytes: &[u8]) -> Result<Net, String> {
-        let rest = bytes
-            .strip_prefix(b"BGNET1")
-            .ok_or("not a net (no BGNET1 header)")?;
+        let (inputs, rest) = match (
+            bytes.strip_prefix(FORMAT_1.as_slice()),
+            bytes.strip_prefix(FORMAT_2.as_slice()),
+        ) {
+            (Some(rest), _) => (BOARD_INPUTS, rest),
+            (_, Some(rest)) => (INPUTS, rest),
+            _ => return Err("not a net (no BGNET1 or BGNET2 header)".into()),
+        };
         let (size, rest) = rest.split_first_chunk::<4>().ok_or("no hidden size")?;
         let hidden = u32::from_le_bytes(*size) as usize;
         if !(1..=4096).contains(&hidden) {
             return Err(format!("a hidden layer of {hidden} units"));
         }
-        let count = hidden * INPUTS + hidden + OUTPUTS * hidden + OUTPUTS;
+        let count = hidden * inputs + hidden + OUTPUTS * hidden + OUTPUTS;
         if rest.len() != count * 4 {
             return Err(format!(
                 "{} bytes of weights, not {}",
@@ -222,7 +264,7 @@ impl Net {
         let mut take = |n: usize| all.by_ref().take(n).collect::<Vec<f32>>();
         Ok(Net {
             hidden,
-            w1: transpose(&take(hidden * INPUTS), hidden, INPUTS),
+            w1: transpose(&pad(&take(hidden * inputs), hidden), hidden, INPUTS),
             b1: take(hidden),
             w2: take(OUTPUTS * hidden),
             b2: take(OUTPUTS),
@@ -243,6 +285,24 @@ mod tests {
         cut.pop();
         assert!(Net::from_bytes(&cut).is_err());
         assert!(Net::from_bytes(b"nonsense").is_err());
+    }
+
+    /// A net that never saw a pin is written in format 1, byte for byte
+    /// as before pins were inputs (the committed standard net); one that
+    /// learnt a pin weight, in format 2.
+    #[test]
+    fn a_net_without_pin_weights_keeps_format_1_and_one_with_them_format_2() {
+        let committed = include_bytes!("../weights/standard.bgnet");
+        let net = Net::from_bytes(committed).unwrap();
+        assert_eq!(net.to_bytes(), committed.to_vec());
+        let mut pinned = net.clone();
+        let mut inputs = [0.0; INPUTS];
+        inputs[BOARD_INPUTS + 5] = 1.0;
+        let a = pinned.forward(&inputs);
+        pinned.learn(&inputs, &a, &[1.0, 0.0, 0.0, 0.0, 0.0], 0.1);
+        let bytes = pinned.to_bytes();
+        assert!(bytes.starts_with(b"BGNET2"));
+        assert_eq!(Net::from_bytes(&bytes), Ok(pinned));
     }
 
     #[test]

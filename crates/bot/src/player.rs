@@ -54,8 +54,9 @@ impl Player for RandomPlayer {
 
 /// A one-ply player that knows the basic strategy: the play whose result
 /// scores best on the race (pips), points made (home points counting
-/// more), the other side's checkers hit, checkers borne off, and blots
-/// left where the other side's checkers can reach them.
+/// more), the other side's checkers hit or pinned (a pinned mother checker
+/// counting most), checkers borne off, and blots left where the other
+/// side's checkers can reach them.
 pub struct HeuristicPlayer;
 
 impl HeuristicPlayer {
@@ -86,6 +87,13 @@ impl HeuristicPlayer {
             }
         }
         score += 1.5 * f32::from(theirs[usize::from(BAR)]);
+        // Pins (Plakoto): a pinned checker is as good as hit, and a pinned
+        // mother checker (the last on its side's 24-point) loses the game.
+        let pins = |seat: Seat| {
+            let pinned = board.pinned[seat.index()];
+            pinned.count_ones() as f32 + if pinned & (1 << 24) != 0 { 3.0 } else { 0.0 }
+        };
+        score += 1.5 * (pins(me.other()) - pins(me));
         score += 0.5 * f32::from(mine[usize::from(OFF)]);
         score
     }
@@ -198,9 +206,7 @@ pub struct NoisyPlayer<'a> {
 impl NoisyPlayer<'_> {
     /// A normal draw (Box-Muller), of standard deviation 1.
     fn normal(&mut self) -> f32 {
-        let u1: f32 = self.rng.random_range(f32::EPSILON..1.0);
-        let u2: f32 = self.rng.random_range(0.0..1.0);
-        (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
+        crate::act::normal(&mut self.rng)
     }
 }
 

@@ -218,13 +218,18 @@ impl Tokens {
     }
 
     pub fn get(&self, game_id: &str, seat: &str) -> Result<String> {
-        self.0
+        let token = self
+            .0
             .get(game_id)
             .and_then(|s| s.get(seat))
             .cloned()
             .with_context(|| {
                 format!("no {seat} token for game {game_id} in the tokens file (see --tokens)")
-            })
+            })?;
+        if token.is_empty() {
+            bail!("{seat} is played by the service in game {game_id}: it has no token");
+        }
+        Ok(token)
     }
 }
 
@@ -352,6 +357,17 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
                 pin.point
             ));
         }
+    }
+    for bot in &game.bots {
+        out.push_str(&format!(
+            "{} is played by the service's computer player ({})\n",
+            seat_name(bot.seat),
+            if bot.level.is_empty() {
+                "its strongest level"
+            } else {
+                &bot.level
+            }
+        ));
     }
     if game.variant == "trictrac" {
         out.push_str(

@@ -20,7 +20,7 @@ use bg_api::v1 as pb;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use client::{TlsOptions, Tokens, Transport};
-use commands::{Online, act, export, new, show, variants, watch};
+use commands::{Online, act, analyze, export, hint, new, show, variants, watch};
 
 #[derive(Parser)]
 #[command(
@@ -268,17 +268,45 @@ enum Command {
         #[arg(long)]
         corpus: PathBuf,
     },
-    /// The computer player's choice for each corpus line (offline): input
-    /// `POSITION_ID DIE1 DIE2`; output those fields, the chosen play's
-    /// result Position ID (as `plays` prints them) and its equity
-    /// (cubeless money, 0-ply, for the side on roll). Variants with a
-    /// trained net: standard, hypergammon.
+    /// Every decision of a match judged by the computer player: the
+    /// mistakes (equity lost of 0.02 or more; `--all` for every decision)
+    /// and each player's error rates (mean equity lost x 500). A match in
+    /// progress needs its `hints` setting on.
+    Analyze {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
+        game: String,
+        /// 0 or 1, as for `hint`.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1))]
+        plies: u32,
+        /// List every decision judged, not only the mistakes.
+        #[arg(long)]
+        all: bool,
+    },
+    /// The computer player's ranking of the plays for the seat to act in
+    /// GAME (the match must give hints: `bgctl new --hints`), with the
+    /// cube decision when there is one. Or, with --corpus, its choice for
+    /// each corpus line (offline): input `POSITION_ID DIE1 DIE2`; output
+    /// those fields, the chosen play's result Position ID (as `plays`
+    /// prints them) and its equity (cubeless money, 0-ply, for the side
+    /// on roll), for a variant whose net lies beside its plugin.
     Hint {
+        /// The game id, or any start or end of it that is one game's in
+        /// the tokens file.
+        #[arg(required_unless_present = "corpus", conflicts_with = "corpus")]
+        game: Option<String>,
+        /// 0: each play's result valued by the net; 1: the best looked at
+        /// over the opponent's 21 rolls.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1))]
+        plies: u32,
+        /// Plays to show, best first.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
         #[arg(long, default_value = "standard")]
         variant: String,
         /// Lines whose first three fields are `POSITION_ID DIE1 DIE2`; `-` for stdin.
         #[arg(long)]
-        corpus: PathBuf,
+        corpus: Option<PathBuf>,
     },
     /// Prints what each corpus line's roll scores (offline), for a variant
     /// scoring during play: input `POSITION_ID DIE1 DIE2 ROLL` (ROLL: the
@@ -467,7 +495,11 @@ fn run() -> Result<()> {
             commands::verify::print_verified(&record, given, &tokens, &cli.plugin_dir)
         }
         Command::Plays { variant, corpus } => offline::plays(&cli.plugin_dir, &variant, &corpus),
-        Command::Hint { variant, corpus } => offline::hint(&cli.plugin_dir, &variant, &corpus),
+        Command::Hint {
+            variant,
+            corpus: Some(corpus),
+            ..
+        } => offline::hint(&cli.plugin_dir, &variant, &corpus),
         Command::Jans { variant, corpus } => offline::jans(&cli.plugin_dir, &variant, &corpus),
         Command::Bench {
             bench:
@@ -554,6 +586,13 @@ async fn run_online(o: &mut Online, command: Command) -> Result<()> {
         Command::Variants => variants::run(o).await,
         Command::New(args) => new::run(o, args).await,
         Command::Show { game } => show::run(o, &game).await,
+        Command::Analyze { game, plies, all } => analyze::run(o, &game, plies, all).await,
+        Command::Hint {
+            game: Some(game),
+            plies,
+            top,
+            ..
+        } => hint::run(o, &game, plies, top).await,
         Command::Watch { game, from } => watch::run(o, &game, from).await,
         Command::Export {
             game,

@@ -201,9 +201,17 @@ pub fn jans(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
 /// variant's trained net at 0-ply over the plugin's own legal plays.
 pub fn hint(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
     let plugin = variant(plugin_dir, name)?;
-    let Some(net) = bg_bot::trained(name) else {
-        bail!("no trained net for variant `{name}` yet (there are: standard, hypergammon)");
-    };
+    // The variant's computer player, beside its plugin as the server
+    // reads it.
+    let path = plugin.path().with_extension("bgnet");
+    let bytes = std::fs::read(&path).with_context(|| {
+        format!(
+            "variant `{name}` has no computer player here (no {})",
+            path.display()
+        )
+    })?;
+    let net =
+        bg_bot::Net::from_bytes(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let player = bg_bot::player::NetPlayer {
         net: &net,
         checkers: plugin.checkers(),

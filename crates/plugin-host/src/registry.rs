@@ -47,6 +47,15 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// Data files a plugin ships beside it, which are not plugins: its
+/// variant's computer player (`NAME.bgnet`, read by the server).
+pub const COMPANION_EXTENSIONS: &[&str] = &["bgnet"];
+
+fn is_companion(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    COMPANION_EXTENSIONS.contains(&ext)
+}
+
 /// File names a plugin may have on this platform.
 fn is_library(path: &Path) -> bool {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -109,7 +118,7 @@ impl PluginHost {
             };
             let mut files: Vec<PathBuf> = entries
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|path| !is_hidden(path))
+                .filter(|path| !is_hidden(path) && !is_companion(path))
                 .collect();
             files.sort();
             paths.extend(files);

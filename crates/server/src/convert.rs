@@ -4,8 +4,8 @@
 use bg_api::v1 as pb;
 use bg_engine::clock::{Clock, ClockSettings, OnTimeout};
 use bg_engine::game::{
-    Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode, Scoreboard,
-    ScoringLimit,
+    BotSeat, Crawford, CubeLimit, Event, FirstMove, Match, MatchSettings, Phase, ResignMode,
+    Scoreboard, ScoringLimit,
 };
 use bg_engine::match_id::{self, GameState, MatchInfo};
 use bg_engine::xgid::{self, XgDice, Xgid};
@@ -160,6 +160,9 @@ pub fn settings(request: Option<&pb::MatchSettings>) -> Result<MatchSettings, Ap
             }
         },
         auto_roll: s.auto_roll,
+        // Set by NewGame from its request.
+        bots: Vec::new(),
+        hints: s.hints.unwrap_or(false),
     };
     settings
         .validate()
@@ -203,7 +206,67 @@ fn settings_out(s: &MatchSettings) -> pb::MatchSettings {
         auto_roll: s.auto_roll,
         // The game's own, not the settings': set by `game`.
         verifiable_dice: None,
+        hints: Some(s.hints),
     }
+}
+
+/// The seats the service plays, as the API shows them.
+fn bots_out(s: &MatchSettings) -> Vec<pb::BotSeat> {
+    s.bots
+        .iter()
+        .map(|b| pb::BotSeat {
+            seat: seat(b.seat),
+            level: b.level.clone(),
+        })
+        .collect()
+}
+
+/// The seats a NewGame request has the service play, checked: a seat at
+/// most once, a level the variant's computer player has (`levels`).
+pub fn bots(request: &[pb::BotSeat], levels: &[String]) -> Result<Vec<BotSeat>, ApiError> {
+    let mut bots: Vec<BotSeat> = Vec::new();
+    for b in request {
+        let seat = match pb::Seat::try_from(b.seat) {
+            Ok(pb::Seat::White) => Seat::White,
+            Ok(pb::Seat::Black) => Seat::Black,
+            _ => {
+                return Err(ApiError::invalid(
+                    "bots.seat",
+                    "name a seat: white or black",
+                ));
+            }
+        };
+        if bots.iter().any(|other| other.seat == seat) {
+            return Err(ApiError::invalid("bots", format!("{seat} is named twice")));
+        }
+        if levels.is_empty() {
+            return Err(ApiError::invalid(
+                "bots",
+                "this variant has no computer player on this server (ListVariants: Variant.bot_levels)",
+            ));
+        }
+        if !b.level.is_empty() && !levels.contains(&b.level) {
+            return Err(ApiError::invalid(
+                "bots.level",
+                format!(
+                    "no level {} (levels: {})",
+                    crate::error::quote(&b.level),
+                    levels.join(", ")
+                ),
+            ));
+        }
+        bots.push(BotSeat {
+            seat,
+            level: b.level.clone(),
+        });
+    }
+    if bots.len() == 2 {
+        return Err(ApiError::invalid(
+            "bots",
+            "the service plays one seat at most: the other is a player's",
+        ));
+    }
+    Ok(bots)
 }
 
 /// What a snapshot shows of a match's verifiable dice: the server seed
@@ -488,6 +551,7 @@ pub fn game(
                 .map(|dice| verifiable_dice(dice, m.phase == Phase::MatchOver))
         }),
         clock: when(has(F::Clock), || meta.clock.map(|c| clock(c, meta.now_ms))),
+        bots: when(has(F::Bots), || bots_out(&m.settings)),
         legal_plays: when(has(F::LegalPlays), || {
             legal
                 .iter()
@@ -571,6 +635,7 @@ pub fn keep_only(game: &mut pb::Game, fields: &Fields) {
         xgid: when(keep(F::Xgid), || whole.xgid),
         verifiable_dice: when(keep(F::VerifiableDice), || whole.verifiable_dice),
         clock: when(keep(F::Clock), || whole.clock),
+        bots: when(keep(F::Bots), || whole.bots),
     };
 }
 

@@ -42,11 +42,12 @@ pub enum GameField {
     Xgid = 27,
     VerifiableDice = 28,
     Clock = 29,
+    Bots = 30,
 }
 
 /// Every `Game` field by its name in the proto (checked against the
 /// API's descriptor by a test).
-pub const GAME_FIELDS: [(&str, GameField); 29] = [
+pub const GAME_FIELDS: [(&str, GameField); 30] = [
     ("game_id", GameField::GameId),
     ("version", GameField::Version),
     ("variant", GameField::Variant),
@@ -76,6 +77,7 @@ pub const GAME_FIELDS: [(&str, GameField); 29] = [
     ("xgid", GameField::Xgid),
     ("verifiable_dice", GameField::VerifiableDice),
     ("clock", GameField::Clock),
+    ("bots", GameField::Bots),
 ];
 
 /// A part of each legal play (`backgammon.v1.Play`), numbered as in the

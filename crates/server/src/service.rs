@@ -304,6 +304,33 @@ impl<S: GameStore> GameService for Service<S> {
 
     type WatchGameStream = WatchStream;
 
+    async fn hint(
+        &self,
+        request: Request<pb::HintRequest>,
+    ) -> Result<Response<pb::HintResponse>, Status> {
+        let token = if request.get_ref().game_id.is_empty() {
+            None
+        } else {
+            bearer(&request)?
+        };
+        Ok(Response::new(
+            self.games.hint(request.get_ref(), token.as_deref()).await?,
+        ))
+    }
+
+    async fn analyze_match(
+        &self,
+        request: Request<pb::AnalyzeMatchRequest>,
+    ) -> Result<Response<pb::AnalyzeMatchResponse>, Status> {
+        // A finished match needs no token; one in progress does.
+        let token = bearer(&request)?;
+        Ok(Response::new(
+            self.games
+                .analyze_match(request.get_ref(), token.as_deref())
+                .await?,
+        ))
+    }
+
     async fn export_match(
         &self,
         request: Request<pb::ExportMatchRequest>,

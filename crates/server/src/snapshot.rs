@@ -9,7 +9,12 @@
 //! changing these types means a new format version, with a migration
 //! from the older ones in [`decode`].
 //!
-//! **Format 4** (the current one): format 3 and, for a match with a
+//! **Format 5** (the current one): format 4 and, in the settings, the
+//! seats the service plays (`"bots": [{"seat", "level"}]`) and `hints`.
+//! Only a match with a seat played by the service is written in format
+//! 5; the others are written in format 4, which older servers read.
+//!
+//! **Format 4**: format 3 and, for a match with a
 //! clock, `"clock":` [`v1::Clock`] (its settings, each seat's reserve,
 //! the seat whose time runs and since when); a game result's reason may
 //! be `time`.
@@ -43,7 +48,7 @@ use bg_engine::{Board, Seat};
 use bg_fair_dice::{FairDice, SeatSeeds, ServerSeed};
 
 /// The format written.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 /// Why a stored snapshot cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +71,13 @@ pub fn encode(
     clock: Option<&Clock>,
 ) -> Result<String, serde_json::Error> {
     serde_json::to_string(&Envelope {
-        format: FORMAT,
+        // A match the service plays a seat of needs a server that knows
+        // it; the others stay readable by servers of format 4.
+        format: if game.settings.bots.is_empty() {
+            4
+        } else {
+            FORMAT
+        },
         game: v1::Match::from(game),
         dice: dice.map(v1::FairDice::from),
         clock: clock.map(v1::Clock::from),
@@ -85,8 +96,8 @@ pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
         None => (serde_json::from_value::<v1::Match>(value)?, None, None),
         Some(format) => match format.as_u64() {
             // Format 1 lacks `auto_roll`, read as off; 1 and 2 lack `dice`;
-            // 1 to 3 lack `clock`.
-            Some(1..=4) => {
+            // 1 to 3 lack `clock`; 1 to 4 lack `bots`.
+            Some(1..=5) => {
                 let envelope = serde_json::from_value::<Envelope>(value)?;
                 (envelope.game, envelope.dice, envelope.clock)
             }
@@ -347,6 +358,18 @@ pub mod v1 {
         /// Format 2 on (formats 0 and 1: off, as their games were made).
         #[serde(default)]
         pub auto_roll: bool,
+        /// Format 5 (formats 0 to 4: none, as their games were made).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub bots: Vec<BotSeat>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub hints: bool,
+    }
+
+    /// A seat the service plays, and its level.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct BotSeat {
+        pub seat: Seat,
+        pub level: String,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -615,6 +638,15 @@ mod convert {
             }),
             // Settled when the match starts: every stored match has it.
             auto_roll: s.auto_roll == Some(true),
+            bots: s
+                .bots
+                .iter()
+                .map(|b| v1::BotSeat {
+                    seat: b.seat.into(),
+                    level: b.level.clone(),
+                })
+                .collect(),
+            hints: s.hints,
         }
     }
 
@@ -649,6 +681,15 @@ mod convert {
                 v1::FirstMove::OpeningRoll => s::FirstMove::OpeningRoll,
             }),
             auto_roll: Some(s.auto_roll),
+            bots: s
+                .bots
+                .into_iter()
+                .map(|b| s::BotSeat {
+                    seat: b.seat.into(),
+                    level: b.level,
+                })
+                .collect(),
+            hints: s.hints,
         }
     }
 
@@ -800,6 +841,29 @@ mod tests {
 
     /// Format 4 is pinned: the same match always writes the same text. A
     /// change here means a new format (and a migration in `decode`).
+    /// A match the service plays a seat of is written in format 5, with
+    /// its computer seats and hints; one without stays format 4.
+    #[test]
+    fn format_5_is_format_4_with_the_seats_the_service_plays() {
+        let (mut game, _, _) = decode(FORMAT_0).unwrap();
+        game.settings.auto_roll = Some(false);
+        game.settings.hints = true;
+        let without = encode(&game, None, None).unwrap();
+        assert!(without.starts_with(r#"{"format":4,"#), "{without}");
+        assert!(without.contains(r#""hints":true"#), "{without}");
+        game.settings.bots = vec![bg_engine::game::BotSeat {
+            seat: Seat::Black,
+            level: "expert".into(),
+        }];
+        let text = encode(&game, None, None).unwrap();
+        assert!(text.starts_with(r#"{"format":5,"#), "{text}");
+        assert!(
+            text.contains(r#""bots":[{"seat":"black","level":"expert"}],"hints":true"#),
+            "{text}"
+        );
+        assert_eq!(decode(&text).unwrap(), (game, None, None));
+    }
+
     #[test]
     fn format_4_is_the_format_0_match_with_auto_roll_its_dice_and_its_clock_in_an_envelope() {
         let (mut game, _, _) = decode(FORMAT_0).unwrap();

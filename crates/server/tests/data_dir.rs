@@ -365,7 +365,7 @@ async fn a_game_stored_in_a_newer_format_asks_for_an_upgrade() {
     let mut client = connect(&fixture.server.addr).await;
     let g = game_with_a_move(&mut client).await;
     fixture.server.kill();
-    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 5)").await;
+    set_stored_state(&fixture, &g.id(), "json_set(state, '$.format', 99)").await;
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     let status = client

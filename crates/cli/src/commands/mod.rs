@@ -4,7 +4,9 @@
 //! flow; `verify` also checks a record from a file, offline.
 
 pub mod act;
+pub mod analyze;
 pub mod export;
+pub mod hint;
 pub mod new;
 pub mod show;
 pub mod variants;

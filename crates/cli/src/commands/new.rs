@@ -62,6 +62,29 @@ pub struct Args {
     /// `game`.
     #[arg(long, value_enum, requires = "clock")]
     pub on_timeout: Option<OnTimeoutArg>,
+    /// Have the service play a seat with its computer player: `black`, or
+    /// `black:LEVEL` (`bgctl variants` lists the levels; none: the
+    /// strongest). The seat gets no token.
+    #[arg(long, value_parser = parse_bot)]
+    pub bot: Option<pb::BotSeat>,
+    /// Let the players ask for hints while the match is played
+    /// (`bgctl hint GAME`).
+    #[arg(long)]
+    pub hints: bool,
+}
+
+/// `SEAT[:LEVEL]`.
+fn parse_bot(text: &str) -> Result<pb::BotSeat, String> {
+    let (seat, level) = text.split_once(':').unwrap_or((text, ""));
+    let seat = match seat {
+        "white" => pb::Seat::White,
+        "black" => pb::Seat::Black,
+        _ => return Err(format!("`{seat}`: the seat is white or black")),
+    };
+    Ok(pb::BotSeat {
+        seat: seat as i32,
+        level: level.to_string(),
+    })
 }
 
 pub async fn run(o: &mut Online, args: Args) -> Result<()> {
@@ -80,6 +103,8 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
         black_seed,
         clock,
         on_timeout,
+        bot,
+        hints,
     } = args;
     let clock = clock.map(|clock| pb::ClockSettings {
         on_timeout: match on_timeout {
@@ -119,6 +144,7 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
             auto_roll,
             verifiable_dice,
             clock,
+            hints: hints.then_some(true),
             resignation: if resign_offers {
                 pb::ResignationMode::Offer as i32
             } else {
@@ -132,6 +158,7 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
         gnubg_id: gnubg_id.unwrap_or_default(),
         white_seed,
         black_seed,
+        bots: bot.into_iter().collect(),
     };
     let response = o
         .client

@@ -23,6 +23,9 @@ pub async fn run(o: &mut Online) -> Result<()> {
             if v.cube { "yes" } else { "no" },
             if v.auto_roll { "on" } else { "off" }
         );
+        if !v.bot_levels.is_empty() {
+            println!("    computer player levels: {}", v.bot_levels.join(", "));
+        }
         for o in v.options {
             println!(
                 "    {}={} ({})  {}",

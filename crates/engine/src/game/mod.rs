@@ -24,7 +24,9 @@ pub use contract::{
     Counter, Decision, Marker, Opening, Outcome, Rules, RulesError, RulesErrorKind, ScoreEvent,
     Scoreboard, Setup, Tally, Transition,
 };
-pub use settings::{CubeLimit, FirstMove, MatchSettings, ResignMode, ScoringLimit, SettingsError};
+pub use settings::{
+    BotSeat, CubeLimit, FirstMove, MatchSettings, ResignMode, ScoringLimit, SettingsError,
+};
 
 pub use crate::clock::OnTimeout;
 use crate::{Dice, Play, Seat};

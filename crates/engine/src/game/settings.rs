@@ -101,6 +101,20 @@ pub struct MatchSettings {
     /// (the variant's or the settings'), off otherwise (filled in when the
     /// match starts).
     pub auto_roll: Option<bool>,
+    /// The seats the service plays itself, each at a level of its computer
+    /// player (an empty level: the strongest).
+    pub bots: Vec<BotSeat>,
+    /// Whether a seat may ask for a hint while the match is in progress
+    /// (off for rated play; a finished match can always be analysed).
+    pub hints: bool,
+}
+
+/// A seat the service plays (docs/bot.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BotSeat {
+    pub seat: crate::Seat,
+    /// The computer player's level (empty: the strongest).
+    pub level: String,
 }
 
 impl Default for MatchSettings {
@@ -119,6 +133,8 @@ impl Default for MatchSettings {
             draw_on_last_roll: false,
             first_move: None,
             auto_roll: None,
+            bots: Vec::new(),
+            hints: false,
         }
     }
 }
@@ -170,6 +186,22 @@ impl MatchSettings {
                 }
             }
         }
+        if let [a, b] = self.bots.as_slice()
+            && a.seat == b.seat
+        {
+            return error("bots", "a seat is played by one computer player");
+        }
+        if self.bots.len() > 2 {
+            return error("bots", "there are two seats");
+        }
         Ok(())
+    }
+
+    /// The level of the computer player on `seat`, if the service plays it.
+    pub fn bot(&self, seat: crate::Seat) -> Option<&str> {
+        self.bots
+            .iter()
+            .find(|b| b.seat == seat)
+            .map(|b| b.level.as_str())
     }
 }

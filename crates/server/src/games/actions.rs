@@ -11,6 +11,7 @@ use bg_fair_dice::FairDice;
 use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError, action_scope};
 use tonic::Code;
 
+use super::bots::{self, BotAction};
 use super::cache::{Live, Slot};
 use super::events::{Recorded, Timing, entry};
 use super::retries::{is_same, kept};
@@ -227,6 +228,7 @@ impl<S: GameStore> Games<S> {
         // The variant's work, off the runtime (see `guard`), on a copy:
         // the action applied, and when it made a new version, that
         // version and its answer, in one go.
+        let net = self.bot_net(live);
         let work = {
             let (live, command) = (live.clone(), command.clone());
             let (dice_seed, fields) = (action.dice_seed.clone(), action.fields);
@@ -235,12 +237,24 @@ impl<S: GameStore> Games<S> {
                 let mut dice = Recorded::new(ServerDice::new(fair));
                 let applied = match_state.apply(seat, &command, &live.rules, &mut dice);
                 match applied {
-                    Ok(events) if !events.is_empty() => {
+                    Ok(mut events) if !events.is_empty() => {
+                        // The seat the service plays, if it is its turn now.
+                        let then = match bots::play(
+                            &mut match_state,
+                            &live.rules,
+                            net.as_deref(),
+                            &mut dice,
+                            &mut events,
+                        ) {
+                            Ok(then) => then,
+                            Err(e) => return Ok(Err(Err(e))),
+                        };
                         let applied = Applied {
                             match_state,
                             dice: dice.source.fair,
                             thrown: dice.thrown,
                             events,
+                            then,
                         };
                         let (next, entry) =
                             next_version(&live, applied, seat, &command, &dice_seed, now_ms())?;
@@ -382,6 +396,8 @@ struct Applied {
     /// The dice it threw, in order.
     thrown: Vec<u8>,
     events: Vec<Event>,
+    /// The actions of the seat the service plays that followed it.
+    then: Vec<BotAction>,
 }
 
 /// The copy of the game after an action, and the action's log entry.
@@ -398,6 +414,7 @@ fn next_version(
         dice,
         thrown,
         events,
+        then,
     } = applied;
     // The clock: the turn that ended is charged (all of the flagged seat's
     // reserve, on a timeout) and the seat the game waits for next starts.
@@ -414,7 +431,16 @@ fn next_version(
             }
             _ => None,
         };
-        let handed = clock.hand_over(match_state.to_act(), now);
+        // The seat the service plays took its turns at once, within the
+        // action: the acting seat's turn ended when the first began.
+        let handed = match then.first() {
+            Some(bot) => {
+                let handed = clock.hand_over(Some(bot.by), now);
+                clock.hand_over(match_state.to_act(), now);
+                handed
+            }
+            None => clock.hand_over(match_state.to_act(), now),
+        };
         used.or(handed).map(|used| used.took_ms)
     });
     let mut record = live.record.clone();
@@ -425,8 +451,8 @@ fn next_version(
     record.deadline_ms = clock.and_then(|c| c.deadline_ms());
     let (entry, last_events) = entry(
         record.version,
-        Some(seat),
-        Some(command),
+        Some((seat, command)),
+        then,
         thrown,
         dice_seed,
         events,
@@ -494,19 +520,30 @@ impl<S: GameStore> Games<S> {
         let command = Command::TimeExpired {
             costs: clock.settings.on_timeout,
         };
+        let net = self.bot_net(live);
         let work = {
             let live = live.clone();
             move || {
                 let mut match_state = live.match_state.clone();
                 let mut dice = Recorded::new(ServerDice::new(live.dice.clone()));
-                let events = match_state
+                let mut events = match_state
                     .apply(seat, &command, &live.rules, &mut dice)
                     .map_err(ApiError::from)?;
+                // The next game may begin with the seat the service plays.
+                let then = bots::play(
+                    &mut match_state,
+                    &live.rules,
+                    net.as_deref(),
+                    &mut dice,
+                    &mut events,
+                )
+                .map_err(ApiError::from)?;
                 let applied = Applied {
                     match_state,
                     dice: dice.source.fair,
                     thrown: dice.thrown,
                     events,
+                    then,
                 };
                 let (next, entry) = next_version(&live, applied, seat, &command, "", now)?;
                 shown(next, entry, &Fields::ALL, watched)

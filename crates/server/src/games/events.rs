@@ -3,12 +3,14 @@
 //! acted, the command, the dice thrown), so that a game can be rebuilt as
 //! it stood at any version (see `history`).
 //!
-//! An entry is JSON: `{"by": SEAT, "do": COMMAND, "dice": [..],
-//! "dice_seed": TEXT, "events": [..]}`, the seat, command and events in the
+//! An entry is JSON: `{"by": SEAT, "do": COMMAND, "then": [{"by", "do"}..],
+//! "dice": [..], "dice_seed": TEXT, "events": [..]}`, the seat, command and
+//! events in the
 //! engine's own serde form (seats "white"/"black", commands tagged
 //! `command`, events tagged `event`), the dice as thrown, in order, and the
 //! seed a seat gave with a roll for the verifiable dice (left out when
-//! none). The game's creation (the
+//! none), and the actions of a seat the service plays that the action
+//! led to (`then`, left out when none). The game's creation (the
 //! first version) has no `by` nor `do`. A move leaves `do` out when the first event is
 //! that very move (as the engine logs every move): the command is read
 //! from it, which saves a third of a move's entry.
@@ -24,6 +26,7 @@ use bg_engine::game::{Command, DiceSource, Event};
 use bg_store::LogEntry;
 use serde::{Deserialize, Serialize};
 
+use super::bots::BotAction;
 use super::{corrupt, unserialisable};
 use crate::convert;
 use crate::error::ApiError;
@@ -37,7 +40,12 @@ pub(super) struct Logged {
     /// What they asked for (none: the game's creation).
     #[serde(default, rename = "do", skip_serializing_if = "Option::is_none")]
     pub command: Option<Command>,
-    /// The dice thrown during the action, in the order thrown.
+    /// The actions of the seat the service plays that followed, in
+    /// order (docs/bot.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub then: Vec<BotAction>,
+    /// The dice thrown during the action (and the actions after it), in
+    /// the order thrown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dice: Vec<u8>,
     /// The seat's seed for the verifiable dice, given with the action.
@@ -161,19 +169,23 @@ impl Entry {
 /// The entry of an action (`by` and `command` none for the creation).
 pub(super) fn entry(
     version: u64,
-    by: Option<Seat>,
-    command: Option<&Command>,
+    acted: Option<(Seat, &Command)>,
+    then: Vec<BotAction>,
     dice: Vec<u8>,
     dice_seed: &str,
     events: Vec<Event>,
     timing: Timing,
 ) -> Result<(LogEntry, Vec<pb::GameEvent>), ApiError> {
     let api = api_events(&events);
+    let by = acted.map(|(by, _)| by);
     // A move whose first event is that very move is read from the event.
-    let command = command.filter(|c| by.is_none_or(|by| move_of(by, &events).as_ref() != Some(*c)));
+    let command = acted
+        .filter(|(by, c)| move_of(*by, &events).as_ref() != Some(*c))
+        .map(|(_, c)| c.clone());
     let logged = Logged {
         by,
-        command: command.cloned(),
+        command,
+        then,
         dice,
         dice_seed: dice_seed.to_string(),
         events,
@@ -339,8 +351,8 @@ mod tests {
         }];
         let (entry, _) = entry(
             5,
-            Some(Seat::White),
-            Some(&moved),
+            Some((Seat::White, &moved)),
+            vec![],
             vec![],
             "",
             events,
@@ -368,8 +380,8 @@ mod tests {
         }];
         entry(
             6,
-            Some(Seat::Black),
-            Some(&Command::Roll),
+            Some((Seat::Black, &Command::Roll)),
+            vec![],
             vec![6, 1],
             "",
             events,

@@ -198,6 +198,7 @@ impl<S: GameStore> Games<S> {
                 markers: labels(&info.markers),
                 unhealthy: plugin.unhealthy().unwrap_or_default(),
                 checkers: u32::from(plugin.checkers()),
+                bot_levels: self.nets.levels(&plugin),
             });
         }
         variants

@@ -1,7 +1,8 @@
 //! A game as it stood at an earlier version, rebuilt from its log: the
 //! match started again with the settings, options and start position it
 //! was created with, and every logged action applied again with the dice
-//! it threw. Each step must give the events the log holds, and the
+//! it threw (with the actions of a seat the service plays that followed
+//! it, as logged). Each step must give the events the log holds, and the
 //! variant's plugin must be the version the game began with; otherwise
 //! (another plugin version, an entry written before commands were
 //! logged, a damaged log) the version cannot be rebuilt.
@@ -14,7 +15,7 @@
 //! has moved on: the store keeps the version an action produced, not its
 //! answer (the answer is most of an action's bytes).
 
-use bg_engine::game::{DiceSource, Match};
+use bg_engine::game::{Command, DiceSource, Match};
 use bg_store::{GameStore, LogEntry};
 use tonic::Code;
 
@@ -69,6 +70,21 @@ impl<S: GameStore> Games<S> {
 
 /// `live`'s match at `version`, replayed from its log (the dice as logged).
 fn rebuild(live: &Live, log: &[LogEntry], version: u64) -> Result<Live, ApiError> {
+    replay(live, log, version, &mut |_, _, _, _| Ok(()))
+}
+
+/// What [`replay`] shows of each logged command before it applies it: the
+/// version its entry made, the match as it stood, the seat and the command.
+pub(super) type Visit<'a> =
+    dyn FnMut(u64, &Match, bg_engine::Seat, &Command) -> Result<(), ApiError> + 'a;
+
+/// [`rebuild`], showing `visit` each command on the way.
+pub(super) fn replay(
+    live: &Live,
+    log: &[LogEntry],
+    version: u64,
+    visit: &mut Visit<'_>,
+) -> Result<Live, ApiError> {
     let mut game: Option<Match> = None;
     // Every die of the match is logged: the dice thrown by `version`.
     let mut thrown = 0u64;
@@ -91,16 +107,18 @@ fn rebuild(live: &Live, log: &[LogEntry], version: u64) -> Result<Live, ApiError
         thrown += logged.dice.len() as u64;
         clock = logged.clock;
         let mut dice = Rethrown::new(logged.dice.clone());
-        let events = match (&mut game, logged.by, &logged.command()) {
+        let mut events = match (&mut game, logged.by, &logged.command()) {
             (None, None, None) => {
                 let (started, events) =
                     started_again(live, &mut dice).map_err(|e| not_rebuilt(version, e))?;
                 game = Some(started);
                 events
             }
-            (Some(game), Some(by), Some(command)) => game
-                .apply(by, command, &live.rules, &mut dice)
-                .map_err(|e| not_rebuilt(version, e))?,
+            (Some(game), Some(by), Some(command)) => {
+                visit(expected, game, by, command)?;
+                game.apply(by, command, &live.rules, &mut dice)
+                    .map_err(|e| not_rebuilt(version, e))?
+            }
             _ => {
                 return Err(not_rebuilt(
                     version,
@@ -108,6 +126,16 @@ fn rebuild(live: &Live, log: &[LogEntry], version: u64) -> Result<Live, ApiError
                 ));
             }
         };
+        // The seat the service plays, as it played then.
+        if let Some(game) = &mut game {
+            for then in &logged.then {
+                visit(expected, game, then.by, &then.command)?;
+                events.extend(
+                    game.apply(then.by, &then.command, &live.rules, &mut dice)
+                        .map_err(|e| not_rebuilt(version, e))?,
+                );
+            }
+        }
         if events != logged.events || !dice.all_used() {
             return Err(not_rebuilt(
                 version,

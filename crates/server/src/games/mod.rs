@@ -16,10 +16,13 @@
 //! API shows them.
 
 mod actions;
+mod analysis;
+mod bots;
 mod cache;
 mod events;
 mod export;
 mod guard;
+mod hints;
 mod history;
 mod new_game;
 mod retention;
@@ -66,6 +69,8 @@ pub struct Games<S> {
     plugin_deadline: std::time::Duration,
     /// The threads work calling a plugin runs on (see `guard`).
     plugin_threads: guard::PluginThreads,
+    /// The computer players' nets, read beside their plugins (see `bots`).
+    nets: bots::Nets,
 }
 
 /// How long work calling a plugin may take by default.
@@ -116,7 +121,17 @@ impl<S: GameStore> Games<S> {
             },
             plugin_deadline: DEFAULT_PLUGIN_DEADLINE,
             plugin_threads: guard::PluginThreads::new(),
+            nets: bots::Nets::default(),
         }
+    }
+
+    /// The net of `live`'s variant when the service plays one of its
+    /// seats (read from disk the first time, off the plugin's work).
+    fn bot_net(&self, live: &cache::Live) -> Option<Arc<bg_bot::Net>> {
+        if live.match_state.settings.bots.is_empty() {
+            return None;
+        }
+        self.nets.of(&live.rules.plugin)
     }
 
     /// Work calling a plugin answers `VARIANT_FAULT` past `deadline`.

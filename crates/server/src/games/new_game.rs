@@ -13,9 +13,12 @@ use bg_store::{Answer, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, Sto
 use sha2::{Digest, Sha256};
 use tonic::Code;
 
+use super::bots;
 use super::cache::Live;
 use super::events::{Recorded, Timing, entry};
-use super::retries::{check_new_game_request_id, fingerprint, kept, new_game_record_id};
+use super::retries::{
+    check_new_game_request_id, fingerprint, kept, new_game_record_id, no_tokens_for_bots,
+};
 use super::seats::{seat_token, token_hash};
 use super::{Games, ServerDice, now_ms, unserialisable};
 use crate::convert;
@@ -76,6 +79,10 @@ impl<S: GameStore> Games<S> {
             .as_ref()
             .map(|board| convert::start_board(board, plugin.checkers()))
             .transpose()?;
+        settings.bots = convert::bots(&request.bots, &self.nets.levels(&plugin))?;
+        let net = (!settings.bots.is_empty())
+            .then(|| self.nets.of(&plugin))
+            .flatten();
         let taken_up = taken_up(request, &mut settings)?;
         let fair = verifiable_dice(request)?;
         let clock = convert::clock_settings(request.settings.as_ref())?
@@ -94,11 +101,17 @@ impl<S: GameStore> Games<S> {
                         }),
                     None => Match::new(settings, &rules, &mut dice),
                 };
+                // The seat the service plays, if it begins.
+                let started = started.and_then(|(mut game, mut events)| {
+                    let then =
+                        bots::play(&mut game, &rules, net.as_deref(), &mut dice, &mut events)?;
+                    Ok((game, events, then))
+                });
                 Ok((started, dice.thrown, dice.source.fair))
             }
         };
         let (started, thrown, fair) = self.off_runtime(&plugin, work).await?;
-        let (game, events) = started.map_err(|e| {
+        let (game, events, then) = started.map_err(|e| {
             // A position the variant refuses is the caller's mistake,
             // not the plugin's fault.
             if let GameError::InvalidStart(why) = &e {
@@ -175,7 +188,7 @@ impl<S: GameStore> Games<S> {
             clock,
             took_ms: None,
         };
-        let (entry, last_events) = entry(1, None, None, thrown, "", events, timing)?;
+        let (entry, last_events) = entry(1, None, then, thrown, "", events, timing)?;
         let live = Live {
             record,
             match_state: game,
@@ -185,11 +198,12 @@ impl<S: GameStore> Games<S> {
             last_events,
             stale: false,
         };
-        let response = pb::NewGameResponse {
+        let mut response = pb::NewGameResponse {
             game: Some(self.snapshot(&live).await?),
             white_token: tokens[0].clone(),
             black_token: tokens[1].clone(),
         };
+        no_tokens_for_bots(&mut response);
         let request_record = (!request.request_id.is_empty()).then(|| RequestRecord {
             scope: NEW_GAME_SCOPE.to_string(),
             request_id: record_id.clone(),

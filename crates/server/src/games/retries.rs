@@ -206,6 +206,7 @@ impl<S: GameStore> Games<S> {
             .unwrap_or_default();
         response.white_token = seat_token(&self.secret, &game_id, Seat::White);
         response.black_token = seat_token(&self.secret, &game_id, Seat::Black);
+        no_tokens_for_bots(&mut response);
         Ok(response)
     }
 
@@ -222,6 +223,22 @@ impl<S: GameStore> Games<S> {
             .request(scope, request_id)
             .await
             .map_err(ApiError::store)
+    }
+}
+
+/// A seat the service plays has no token: nobody may act for it.
+pub(super) fn no_tokens_for_bots(response: &mut pb::NewGameResponse) {
+    let bots = response
+        .game
+        .as_ref()
+        .map(|g| g.bots.clone())
+        .unwrap_or_default();
+    for bot in bots {
+        match pb::Seat::try_from(bot.seat) {
+            Ok(pb::Seat::White) => response.white_token.clear(),
+            Ok(pb::Seat::Black) => response.black_token.clear(),
+            _ => {}
+        }
     }
 }
 

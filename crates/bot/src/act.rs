@@ -1,0 +1,130 @@
+//! The computer player on a seat of a match: what it does when the match
+//! waits for it (roll or double, move, answer a double or a resignation
+//! offer), from what a player sees: the match as it stands and the board.
+//! It is given no dice source, so it cannot know a die before it is
+//! thrown.
+
+use bg_engine::game::{Command, Match, Phase, Rules, RulesError, RulesErrorKind};
+use bg_engine::{Board, Seat};
+use rand::Rng;
+
+use crate::level::Level;
+use crate::search::{CubeAction, CubeEquities, CubeOwner, Evaluator, rank};
+
+/// The computer player of one seat: the net and its level.
+#[derive(Clone, Copy)]
+pub struct Bot<'a> {
+    pub eval: Evaluator<'a>,
+    pub level: Level,
+}
+
+impl Bot<'_> {
+    /// The command `seat` gives now, the match (`m`, whose board is
+    /// `board`) waiting for it. `rng` draws the weaker levels' noise.
+    pub fn act<R: Rules + ?Sized>(
+        &self,
+        m: &Match,
+        board: &Board,
+        seat: Seat,
+        rules: &R,
+        rng: &mut impl Rng,
+    ) -> Result<Command, RulesError> {
+        match m.phase {
+            Phase::Roll => Ok(match m.double_value(seat) {
+                Ok(_) => {
+                    let value = self.eval.before_roll(board, seat);
+                    match CubeEquities::of(&value, owner(m, seat)).double() {
+                        CubeAction::Double => Command::Double,
+                        _ => Command::Roll,
+                    }
+                }
+                Err(_) => Command::Roll,
+            }),
+            Phase::Move => self.play(m, seat, rules, rng),
+            // The doubler is to roll, the cube still where it was.
+            Phase::CubeOffered => {
+                let doubler = seat.other();
+                let value = self.eval.before_roll(board, doubler);
+                Ok(match CubeEquities::of(&value, owner(m, doubler)).answer() {
+                    CubeAction::Take => Command::Take,
+                    _ => Command::Drop,
+                })
+            }
+            Phase::ResignationOffered => {
+                let offered = m.resignation.map_or(0, |r| r.level);
+                let mine = if m.turn == seat {
+                    self.eval.before_roll(board, seat)
+                } else {
+                    self.eval.after_move(board, seat)
+                };
+                // Accepted when it gives at least what playing on is
+                // expected to win.
+                Ok(if offered as f32 >= mine.equity {
+                    Command::AcceptResignation
+                } else {
+                    Command::DeclineResignation
+                })
+            }
+            Phase::Decision | Phase::MatchOver => Err(RulesError {
+                kind: RulesErrorKind::Unsupported,
+                message: format!("the computer player cannot act in phase {:?}", m.phase),
+            }),
+        }
+    }
+
+    /// The play: the best at the level's search, with its noise.
+    fn play<R: Rules + ?Sized>(
+        &self,
+        m: &Match,
+        seat: Seat,
+        rules: &R,
+        rng: &mut impl Rng,
+    ) -> Result<Command, RulesError> {
+        let dice = m.dice.ok_or_else(|| RulesError {
+            kind: RulesErrorKind::InvalidInput,
+            message: "no dice to move with".into(),
+        })?;
+        let plays = rules.legal_plays(&m.variant_state, seat, dice)?;
+        let ranked = rank(
+            rules,
+            self.eval,
+            &m.variant_state,
+            seat,
+            dice,
+            &plays,
+            self.level.plies,
+        )?;
+        let chosen = if self.level.noise > 0.0 {
+            ranked
+                .iter()
+                .map(|r| (r.index, r.value.equity + self.level.noise * normal(rng)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(index, _)| index)
+        } else {
+            ranked.first().map(|r| r.index)
+        };
+        let index = chosen.ok_or_else(|| RulesError {
+            kind: RulesErrorKind::VariantFault,
+            message: "no legal play, not even the empty one".into(),
+        })?;
+        Ok(Command::Move {
+            play: plays[index].play,
+        })
+    }
+}
+
+/// A normal draw of standard deviation 1 (Box-Muller).
+pub fn normal(rng: &mut impl Rng) -> f32 {
+    let u1: f32 = rng.random_range(f32::EPSILON..1.0);
+    let u2: f32 = rng.random_range(0.0..1.0);
+    (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
+}
+
+/// Who owns `m`'s cube, from `seat`'s view.
+pub fn owner(m: &Match, seat: Seat) -> CubeOwner {
+    match m.cube.owner {
+        None => CubeOwner::Centred,
+        Some(owner) if owner == seat => CubeOwner::Me,
+        Some(_) => CubeOwner::Them,
+    }
+}

@@ -1,0 +1,286 @@
+//! The search the service uses: plays ranked at 0-ply or 1-ply over a
+//! variant's rules as the engine calls them (state bytes in, legal plays
+//! and transitions out), so that it works on any loaded plugin; and the
+//! cube decisions, from the net's value of the position.
+//!
+//! Values are cubeless, for the side that plays, in points a game (1 a
+//! single win, 2 a gammon...), from the net's five outputs.
+
+use bg_engine::game::{Outcome, Rules, RulesError, RulesErrorKind};
+use bg_engine::{Board, Dice, LegalPlay, Seat};
+
+use crate::encode::{INPUTS, encode};
+use crate::net::{Net, OUTPUTS, equity, flip};
+use crate::td::target;
+
+/// The plays that 1-ply looks at again (the rest keep their 0-ply value,
+/// ranked after them).
+pub const ONE_PLY_KEEP: usize = 8;
+
+/// A position's value for one side: the net's five outputs (the chances
+/// of winning, of winning a gammon, a backgammon, of losing a gammon, a
+/// backgammon) and the cubeless equity they make.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Evaluation {
+    pub outputs: [f32; OUTPUTS],
+    pub equity: f32,
+}
+
+impl Evaluation {
+    fn of(outputs: [f32; OUTPUTS]) -> Evaluation {
+        Evaluation {
+            outputs,
+            equity: equity(&outputs),
+        }
+    }
+
+    /// The same position valued by the other side.
+    pub fn flipped(&self) -> Evaluation {
+        Evaluation::of(flip(&self.outputs))
+    }
+
+    /// A game over, for `me`: what it came to.
+    pub fn of_outcome(outcome: &Outcome, me: Seat) -> Evaluation {
+        Evaluation::of(target(outcome, me))
+    }
+}
+
+/// The net and the variant it plays.
+#[derive(Clone, Copy)]
+pub struct Evaluator<'a> {
+    pub net: &'a Net,
+    /// The variant's checkers a side.
+    pub checkers: u8,
+}
+
+impl Evaluator<'_> {
+    /// `board` valued by `seat`, who has just moved there (the other side
+    /// to roll).
+    pub fn after_move(&self, board: &Board, seat: Seat) -> Evaluation {
+        let mut inputs = [0.0; INPUTS];
+        encode(board, seat, self.checkers, &mut inputs);
+        Evaluation::of(self.net.outputs(&inputs))
+    }
+
+    /// `board` valued by `seat`, who is to roll in it.
+    pub fn before_roll(&self, board: &Board, seat: Seat) -> Evaluation {
+        self.after_move(board, seat.other()).flipped()
+    }
+
+    /// The best of `plays` for `seat` at 0-ply: its index and value.
+    fn best(&self, seat: Seat, plays: &[LegalPlay]) -> Option<(usize, Evaluation)> {
+        plays
+            .iter()
+            .map(|lp| self.after_move(&lp.result, seat))
+            .enumerate()
+            .max_by(|a, b| a.1.equity.total_cmp(&b.1.equity))
+    }
+}
+
+/// A legal play and its value.
+#[derive(Clone, Copy, Debug)]
+pub struct Ranked {
+    /// Its index in the legal plays.
+    pub index: usize,
+    pub value: Evaluation,
+    /// The search that valued it: 0 or 1.
+    pub plies: u8,
+}
+
+/// The legal `plays` of `seat` with `dice` in `state`, best first: each
+/// valued at 0-ply, then (with `plies` 1) the best [`ONE_PLY_KEEP`] again
+/// as the average over the other side's 21 rolls of the position after
+/// its best 0-ply reply. A play that ends the game is worth its outcome.
+pub fn rank<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    state: &[u8],
+    seat: Seat,
+    dice: Dice,
+    plays: &[LegalPlay],
+    plies: u8,
+) -> Result<Vec<Ranked>, RulesError> {
+    let mut ranked: Vec<Ranked> = plays
+        .iter()
+        .enumerate()
+        .map(|(index, lp)| Ranked {
+            index,
+            value: eval.after_move(&lp.result, seat),
+            plies: 0,
+        })
+        .collect();
+    by_equity(&mut ranked);
+    if plies == 0 || ranked.len() < 2 {
+        return Ok(ranked);
+    }
+    for r in ranked.iter_mut().take(ONE_PLY_KEEP) {
+        let play = &plays[r.index].play;
+        r.value = one_ply(rules, eval, state, seat, dice, play)?;
+        r.plies = 1;
+    }
+    // The plays looked at again first, then the others as they were.
+    let kept = ranked.len().min(ONE_PLY_KEEP);
+    by_equity(&mut ranked[..kept]);
+    Ok(ranked)
+}
+
+fn by_equity(ranked: &mut [Ranked]) {
+    ranked.sort_by(|a, b| b.value.equity.total_cmp(&a.value.equity));
+}
+
+/// The value of `play` for `seat`, one roll of the other side ahead.
+fn one_ply<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    state: &[u8],
+    seat: Seat,
+    dice: Dice,
+    play: &bg_engine::Play,
+) -> Result<Evaluation, RulesError> {
+    let after = rules.apply_play(state, seat, dice, play)?;
+    if let Some(outcome) = &after.outcome {
+        return Ok(Evaluation::of_outcome(outcome, seat));
+    }
+    let other = seat.other();
+    let mut sum = [0.0f32; OUTPUTS];
+    for d1 in 1..=6u8 {
+        for d2 in d1..=6u8 {
+            let weight = if d1 == d2 { 1.0 } else { 2.0 };
+            let roll = Dice::new(d1, d2).map_err(|e| fault(e.to_string()))?;
+            let rolled = rules.after_roll(&after.state, other, roll)?;
+            let value = match &rolled.outcome {
+                Some(outcome) => Evaluation::of_outcome(outcome, seat),
+                None => {
+                    let replies = rules.legal_plays(&rolled.state, other, roll)?;
+                    let (_, theirs) = eval
+                        .best(other, &replies)
+                        .ok_or_else(|| fault("no legal play, not even the empty one".into()))?;
+                    theirs.flipped()
+                }
+            };
+            for (s, v) in sum.iter_mut().zip(value.outputs) {
+                *s += weight * v;
+            }
+        }
+    }
+    Ok(Evaluation::of(sum.map(|s| s / 36.0)))
+}
+
+/// The variant broke its contract.
+fn fault(message: String) -> RulesError {
+    RulesError {
+        kind: RulesErrorKind::VariantFault,
+        message,
+    }
+}
+
+/// What to do with the cube.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CubeAction {
+    Double,
+    NoDouble,
+    Take,
+    Pass,
+}
+
+impl CubeAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            CubeAction::Double => "double",
+            CubeAction::NoDouble => "no_double",
+            CubeAction::Take => "take",
+            CubeAction::Pass => "pass",
+        }
+    }
+}
+
+/// Janowski's cube life index for money play: how much of a live cube's
+/// value a position keeps (0 a dead cube, 1 a fully live one). 0.68 is the
+/// value commonly used for money games (R. Janowski, "Take-Points in
+/// Money Games", 1993; gnubg's cube evaluations before its cubeful nets
+/// used the same model).
+pub const CUBE_LIFE: f32 = 0.68;
+
+/// Who owns the cube, from the side to roll's view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CubeOwner {
+    Centred,
+    Me,
+    Them,
+}
+
+/// A position's cubeful equity per unit of the cube for the side to roll
+/// (`value`, its evaluation before rolling), as Janowski estimates it: the
+/// cubeless equity weighted by 1 - [`CUBE_LIFE`] plus the live-cube
+/// equity weighted by it. Live, a side cashes at 80% (the other side's
+/// take point, 20%, is its own drop point): between the cash points the
+/// equity is linear in the chance of winning, from -1 to +1; a side that
+/// owns the cube cannot be cashed out, the other side can (gammons are
+/// left to the cubeless part).
+pub fn cubeful(value: &Evaluation, owner: CubeOwner) -> f32 {
+    let p = value.outputs[crate::net::WIN];
+    let live = match owner {
+        CubeOwner::Centred => (p - 0.5) / 0.3,
+        CubeOwner::Me => -1.0 + 2.0 * p / 0.8,
+        CubeOwner::Them => -1.0 + 2.0 * (p - 0.2) / 0.8,
+    }
+    .clamp(-1.0, 1.0);
+    (1.0 - CUBE_LIFE) * value.equity + CUBE_LIFE * live
+}
+
+/// The three cube equities of the side to roll, per unit of the cube as
+/// it stands: not doubling, doubling and being taken (the cube then the
+/// other side's, twice the value), doubling and being passed (one unit).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubeEquities {
+    pub no_double: f32,
+    pub double_take: f32,
+    pub double_pass: f32,
+}
+
+impl CubeEquities {
+    /// For the side to roll, valued `value`, the cube owned by `owner`.
+    pub fn of(value: &Evaluation, owner: CubeOwner) -> CubeEquities {
+        CubeEquities {
+            no_double: cubeful(value, owner),
+            double_take: 2.0 * cubeful(value, CubeOwner::Them),
+            double_pass: 1.0,
+        }
+    }
+
+    /// What doubling is worth: the other side takes or passes, whichever
+    /// is better for it.
+    pub fn doubled(&self) -> f32 {
+        self.double_take.min(self.double_pass)
+    }
+
+    /// Whether the side to roll doubles (not when too good: playing on
+    /// for a gammon is worth more than the point).
+    pub fn double(&self) -> CubeAction {
+        if self.doubled() > self.no_double {
+            CubeAction::Double
+        } else {
+            CubeAction::NoDouble
+        }
+    }
+
+    /// Whether the side doubled takes.
+    pub fn answer(&self) -> CubeAction {
+        if self.double_take <= self.double_pass {
+            CubeAction::Take
+        } else {
+            CubeAction::Pass
+        }
+    }
+
+    /// The roller's equity after `action` (its own, or the answer to its
+    /// double), per unit of the cube as it stood.
+    pub fn after(&self, action: CubeAction) -> f32 {
+        match action {
+            CubeAction::NoDouble => self.no_double,
+            CubeAction::Double => self.doubled(),
+            CubeAction::Take => self.double_take,
+            CubeAction::Pass => self.double_pass,
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! AnalyzeMatch: every decision of a match judged by the computer player
+//! (docs/bot.md). The match is replayed from its log (as `history` does);
+//! before each command, the decision it made is valued: a checker play
+//! against the best of the legal plays, a cube decision against the best
+//! action, and each player's totals become error rates.
+
+use bg_api::v1 as pb;
+use bg_bot::act::owner;
+use bg_bot::search::{CubeAction, CubeEquities, Evaluator, Ranked, rank};
+use bg_engine::game::{Command, GameError, Match, Phase, Rules};
+use bg_engine::{LegalPlay, Seat};
+use bg_store::GameStore;
+use bg_variant_api::Capabilities;
+use tonic::Code;
+
+use super::cache::Live;
+use super::history::replay;
+use super::{Games, game_id_of};
+use crate::convert;
+use crate::error::ApiError;
+
+/// The error rate's scale: mean equity lost x 500, as GNU Backgammon
+/// reports it.
+const ERROR_RATE_SCALE: f64 = 500.0;
+
+impl<S: GameStore> Games<S> {
+    pub async fn analyze_match(
+        &self,
+        request: &pb::AnalyzeMatchRequest,
+        token: Option<&str>,
+    ) -> Result<pb::AnalyzeMatchResponse, ApiError> {
+        let plies = match request.plies {
+            None => 1,
+            Some(p @ 0..=1) => p as u8,
+            Some(_) => return Err(ApiError::invalid("plies", "0 or 1")),
+        };
+        let game_id = &game_id_of(&request.game_id)?;
+        let slot = self.slot(game_id);
+        let mut guard = slot.live.lock().await;
+        let live = self.fresh(&slot, &mut guard, game_id).await?;
+        if live.match_state.phase != Phase::MatchOver {
+            live.seat(token)?;
+            if !live.match_state.settings.hints {
+                return Err(ApiError::new(
+                    Code::FailedPrecondition,
+                    "HINTS_OFF",
+                    "this match is analysed once it is over (its settings give no hints while it is played)",
+                ));
+            }
+        }
+        let net = self.nets.of(&live.rules.plugin).ok_or_else(|| {
+            ApiError::new(
+                Code::FailedPrecondition,
+                "NO_BOT",
+                format!(
+                    "this server has no computer player for {} (Variant.bot_levels is empty)",
+                    live.rules.plugin.name()
+                ),
+            )
+        })?;
+        if live.rules.plugin.version() != live.record.variant_version {
+            return Err(ApiError::new(
+                Code::FailedPrecondition,
+                "ANALYSIS_UNAVAILABLE",
+                format!(
+                    "the match began with version {} of its variant, and {} is loaded: it cannot be replayed",
+                    live.record.variant_version,
+                    live.rules.plugin.version()
+                ),
+            ));
+        }
+        let log = self
+            .store
+            .log_after(game_id, 0)
+            .await
+            .map_err(crate::error::ApiError::store)?;
+        let base = live.clone();
+        self.off_runtime(&live.rules.plugin, move || {
+            let mut judge = Judge {
+                live: &base,
+                eval: Evaluator {
+                    net: &net,
+                    checkers: base.rules.plugin.checkers(),
+                },
+                plies,
+                decisions: Vec::new(),
+            };
+            let version = base.record.version;
+            replay(&base, &log, version, &mut |made, m, seat, command| {
+                judge.decision(made, m, seat, command)
+            })?;
+            Ok(pb::AnalyzeMatchResponse {
+                version,
+                plies: u32::from(plies),
+                players: Seat::BOTH
+                    .iter()
+                    .map(|&seat| totals(&judge.decisions, seat))
+                    .collect(),
+                decisions: judge.decisions,
+            })
+        })
+        .await
+    }
+}
+
+/// The decisions judged so far.
+struct Judge<'a> {
+    live: &'a Live,
+    eval: Evaluator<'a>,
+    plies: u8,
+    decisions: Vec<pb::AnalyzedDecision>,
+}
+
+impl Judge<'_> {
+    /// The decision `seat` made with `command` in `m` (in the action that
+    /// made version `made`), if it was one (a forced play, a roll with no
+    /// cube to turn, a resignation are not judged).
+    fn decision(
+        &mut self,
+        made: u64,
+        m: &Match,
+        seat: Seat,
+        command: &Command,
+    ) -> Result<(), ApiError> {
+        let judged = match (m.phase, command) {
+            (Phase::Move, Command::Move { play }) => self.checker_play(m, seat, play)?,
+            (Phase::Roll, Command::Roll | Command::Double) if m.double_value(seat).is_ok() => {
+                let action = match command {
+                    Command::Double => CubeAction::Double,
+                    _ => CubeAction::NoDouble,
+                };
+                Some(self.cube(m, seat, seat, action, "cube")?)
+            }
+            (Phase::CubeOffered, Command::Take | Command::Drop) => {
+                let action = match command {
+                    Command::Take => CubeAction::Take,
+                    _ => CubeAction::Pass,
+                };
+                Some(self.cube(m, seat, m.turn, action, "take")?)
+            }
+            _ => None,
+        };
+        if let Some(mut d) = judged {
+            d.version = made;
+            d.game_number = m.game_number;
+            d.seat = convert::seat(seat);
+            self.decisions.push(d);
+        }
+        Ok(())
+    }
+
+    /// A checker play with more than one legal play: the best, and the
+    /// equity the one made lost to it.
+    fn checker_play(
+        &self,
+        m: &Match,
+        seat: Seat,
+        play: &bg_engine::Play,
+    ) -> Result<Option<pb::AnalyzedDecision>, ApiError> {
+        let rules = &self.live.rules;
+        let variant = |e| ApiError::from(GameError::Rules(e));
+        let Some(dice) = m.dice else { return Ok(None) };
+        let legal = rules
+            .legal_plays(&m.variant_state, seat, dice)
+            .map_err(variant)?;
+        if legal.len() < 2 {
+            return Ok(None);
+        }
+        // The play made, as one of the legal plays: the one reaching the
+        // same position.
+        let after = rules
+            .apply_play(&m.variant_state, seat, dice, play)
+            .map_err(variant)?;
+        let reached = rules.plugin.board(&after.state).map_err(variant)?;
+        let Some(made) = legal
+            .iter()
+            .position(|lp| lp.play == *play || lp.result == reached)
+        else {
+            return Ok(None);
+        };
+        let ranked = rank(
+            rules,
+            self.eval,
+            &m.variant_state,
+            seat,
+            dice,
+            &legal,
+            self.plies,
+        )
+        .map_err(variant)?;
+        let best = &ranked[0];
+        let value_of_made = value_of(&ranked, made);
+        let show = |lp: &LegalPlay| {
+            let standard = rules
+                .plugin
+                .capabilities()
+                .contains(Capabilities::STANDARD_BOARD);
+            convert::play_out(&lp.play, standard.then_some((&lp.result, seat)))
+        };
+        Ok(Some(pb::AnalyzedDecision {
+            kind: "move".into(),
+            dice: Some(pb::Dice {
+                die1: u32::from(dice.d1),
+                die2: u32::from(dice.d2),
+            }),
+            played: Some(show(&legal[made])),
+            best: Some(show(&legal[best.index])),
+            equity_lost: f64::from((best.value.equity - value_of_made).max(0.0)),
+            ..Default::default()
+        }))
+    }
+
+    /// A cube decision of `seat` (to double or not, or to take or pass),
+    /// the doubler being `roller`.
+    fn cube(
+        &self,
+        m: &Match,
+        seat: Seat,
+        roller: Seat,
+        action: CubeAction,
+        kind: &str,
+    ) -> Result<pb::AnalyzedDecision, ApiError> {
+        let board = self
+            .live
+            .rules
+            .plugin
+            .board(&m.variant_state)
+            .map_err(|e| ApiError::from(GameError::Rules(e)))?;
+        let value = self.eval.before_roll(&board, roller);
+        let equities = CubeEquities::of(&value, owner(m, roller));
+        let (best, lost) = if seat == roller {
+            let best = equities.double();
+            (best, equities.after(best) - equities.after(action))
+        } else {
+            // The taker's equity is the roller's, negated.
+            let best = equities.answer();
+            (best, equities.after(action) - equities.after(best))
+        };
+        Ok(pb::AnalyzedDecision {
+            kind: kind.into(),
+            action: action.name().into(),
+            best_action: best.name().into(),
+            equity_lost: f64::from(lost.max(0.0)) * f64::from(m.cube.value),
+            ..Default::default()
+        })
+    }
+}
+
+/// The value of the play at `index` among the ranked.
+fn value_of(ranked: &[Ranked], index: usize) -> f32 {
+    ranked
+        .iter()
+        .find(|r| r.index == index)
+        .map_or(f32::NEG_INFINITY, |r| r.value.equity)
+}
+
+/// A player's totals.
+fn totals(decisions: &[pb::AnalyzedDecision], seat: Seat) -> pb::PlayerAnalysis {
+    let mine = decisions.iter().filter(|d| d.seat == convert::seat(seat));
+    let (mut checker, mut cube) = ((0u32, 0.0f64), (0u32, 0.0f64));
+    for d in mine {
+        let tally = if d.kind == "move" {
+            &mut checker
+        } else {
+            &mut cube
+        };
+        tally.0 += 1;
+        tally.1 += d.equity_lost;
+    }
+    let rate = |(n, lost): (u32, f64)| {
+        if n == 0 {
+            0.0
+        } else {
+            lost / f64::from(n) * ERROR_RATE_SCALE
+        }
+    };
+    pb::PlayerAnalysis {
+        seat: convert::seat(seat),
+        checker_decisions: checker.0,
+        checker_equity_lost: checker.1,
+        checker_error_rate: rate(checker),
+        cube_decisions: cube.0,
+        cube_equity_lost: cube.1,
+        cube_error_rate: rate(cube),
+        error_rate: rate((checker.0 + cube.0, checker.1 + cube.1)),
+    }
+}

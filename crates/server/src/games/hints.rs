@@ -1,0 +1,286 @@
+//! Hint: the computer player's ranking of the plays (and its cube
+//! decision) for the seat to act in a game in progress, or for any
+//! position and dice of a variant (docs/bot.md).
+
+use std::collections::BTreeMap;
+
+use bg_api::v1 as pb;
+use bg_bot::Net;
+use bg_bot::act::owner;
+use bg_bot::search::{CubeEquities, CubeOwner, Evaluation, Evaluator, rank};
+use bg_engine::game::{GameError, Match, Phase, Rules};
+use bg_engine::{Board, Dice, Seat};
+use bg_plugin_host::VariantRules;
+use bg_store::GameStore;
+use bg_variant_api::Capabilities;
+use tonic::Code;
+
+use super::{Games, game_id_of};
+use crate::convert;
+use crate::error::ApiError;
+
+/// What a hint is about: a position, the seat to act, its dice if thrown.
+struct Asked {
+    rules: VariantRules,
+    at: At,
+    seat: Seat,
+    dice: Option<Dice>,
+    /// The cube decision there is to make, if any.
+    cube: Option<CubeQuestion>,
+}
+
+/// Where the hint is asked.
+enum At {
+    /// A game in progress: the variant's state (after the roll, when the
+    /// dice are thrown).
+    Game(Vec<u8>),
+    /// A position and dice: set up, then the dice rolled.
+    Position(Board),
+}
+
+/// A cube decision, and who owns the cube from the doubler's view.
+#[derive(Clone, Copy)]
+enum CubeQuestion {
+    /// The seat to roll may double.
+    Double(CubeOwner),
+    /// The seat doubled answers.
+    Take(CubeOwner),
+}
+
+impl<S: GameStore> Games<S> {
+    pub async fn hint(
+        &self,
+        request: &pb::HintRequest,
+        token: Option<&str>,
+    ) -> Result<pb::HintResponse, ApiError> {
+        let plies = match request.plies {
+            None => 1,
+            Some(p @ 0..=1) => p as u8,
+            Some(_) => return Err(ApiError::invalid("plies", "0 or 1")),
+        };
+        let (asked, version) = if request.game_id.is_empty() {
+            (self.position(request)?, 0)
+        } else {
+            self.in_game(&request.game_id, token).await?
+        };
+        let net = self
+            .nets
+            .of(&asked.rules.plugin)
+            .ok_or_else(|| no_bot(&asked.rules))?;
+        let plugin = asked.rules.plugin.clone();
+        self.off_runtime(&plugin, move || hint(&asked, &net, plies, version))
+            .await
+    }
+
+    /// The seat to act in a game in progress, for a holder of one of its
+    /// seats' tokens, when its settings give hints.
+    async fn in_game(&self, game_id: &str, token: Option<&str>) -> Result<(Asked, u64), ApiError> {
+        let game_id = &game_id_of(game_id)?;
+        let slot = self.slot(game_id);
+        let mut guard = slot.live.lock().await;
+        let live = self.fresh(&slot, &mut guard, game_id).await?;
+        live.seat(token)?;
+        let m = &live.match_state;
+        if m.phase == Phase::MatchOver {
+            return Err(ApiError::new(
+                Code::FailedPrecondition,
+                "MATCH_OVER",
+                "the match is over: there is no seat to act",
+            ));
+        }
+        if !m.settings.hints {
+            return Err(ApiError::new(
+                Code::FailedPrecondition,
+                "HINTS_OFF",
+                "this match gives no hints while it is played (its settings' hints are off)",
+            ));
+        }
+        let seat = m.to_act().unwrap_or(m.turn);
+        let asked = Asked {
+            rules: live.rules.clone(),
+            at: At::Game(m.variant_state.clone()),
+            seat,
+            dice: (m.phase == Phase::Move).then_some(m.dice).flatten(),
+            cube: cube_question(m, seat),
+        };
+        Ok((asked, live.record.version))
+    }
+
+    /// A position of a variant, as the request gives it.
+    fn position(&self, request: &pb::HintRequest) -> Result<Asked, ApiError> {
+        let plugin = self.plugins.get(&request.variant).ok_or_else(|| {
+            ApiError::invalid(
+                "variant",
+                format!(
+                    "give a game_id, or a variant loaded here (not {})",
+                    crate::error::quote(&request.variant)
+                ),
+            )
+        })?;
+        if !plugin.capabilities().contains(Capabilities::SETUP_POSITION) {
+            return Err(ApiError::invalid(
+                "board",
+                "this variant cannot be set up at a position",
+            ));
+        }
+        let board = request
+            .board
+            .as_ref()
+            .ok_or_else(|| ApiError::invalid("board", "give the position"))?;
+        let board = convert::start_board(board, plugin.checkers())?;
+        let seat = match pb::Seat::try_from(request.seat) {
+            Ok(pb::Seat::White) => Seat::White,
+            Ok(pb::Seat::Black) => Seat::Black,
+            _ => {
+                return Err(ApiError::invalid(
+                    "seat",
+                    "the seat to play: white or black",
+                ));
+            }
+        };
+        let dice = request
+            .dice
+            .as_ref()
+            .ok_or_else(|| ApiError::invalid("dice", "give the dice to play"))?;
+        let dice = u8::try_from(dice.die1)
+            .ok()
+            .zip(u8::try_from(dice.die2).ok())
+            .and_then(|(a, b)| Dice::new(a, b).ok())
+            .ok_or_else(|| ApiError::invalid("dice", "two dice, 1 to 6"))?;
+        let options: BTreeMap<String, String> = request
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(Asked {
+            rules: VariantRules::new(plugin, options),
+            at: At::Position(board),
+            seat,
+            dice: Some(dice),
+            cube: None,
+        })
+    }
+}
+
+/// The cube decision `seat` faces in `m`, if any.
+fn cube_question(m: &Match, seat: Seat) -> Option<CubeQuestion> {
+    match m.phase {
+        Phase::Roll if m.double_value(seat).is_ok() => Some(CubeQuestion::Double(owner(m, seat))),
+        Phase::CubeOffered => Some(CubeQuestion::Take(owner(m, m.turn))),
+        _ => None,
+    }
+}
+
+fn no_bot(rules: &VariantRules) -> ApiError {
+    ApiError::new(
+        Code::FailedPrecondition,
+        "NO_BOT",
+        format!(
+            "this server has no computer player for {} (Variant.bot_levels is empty)",
+            rules.plugin.name()
+        ),
+    )
+}
+
+/// The hint itself, calling the variant (off the runtime).
+fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintResponse, ApiError> {
+    let eval = Evaluator {
+        net,
+        checkers: asked.rules.plugin.checkers(),
+    };
+    let standard = asked
+        .rules
+        .plugin
+        .capabilities()
+        .contains(Capabilities::STANDARD_BOARD);
+    let (state, board) = position(asked)?;
+    let mut plays = Vec::new();
+    if let Some(dice) = asked.dice {
+        let legal = asked
+            .rules
+            .legal_plays(&state, asked.seat, dice)
+            .map_err(GameError::Rules)?;
+        let ranked = rank(&asked.rules, eval, &state, asked.seat, dice, &legal, plies)
+            .map_err(GameError::Rules)?;
+        let best = ranked.first().map_or(0.0, |r| r.value.equity);
+        plays = ranked
+            .iter()
+            .map(|r| {
+                let lp = &legal[r.index];
+                pb::RankedPlay {
+                    play: Some(convert::play_out(
+                        &lp.play,
+                        standard.then_some((&lp.result, asked.seat)),
+                    )),
+                    equity: f64::from(r.value.equity),
+                    equity_loss: f64::from(best - r.value.equity),
+                    probabilities: Some(probabilities(&r.value)),
+                    plies: u32::from(r.plies),
+                }
+            })
+            .collect();
+    }
+    let cube = asked.cube.map(|question| {
+        // The position for the seat to roll (the doubler, when answering).
+        let (roller, owner) = match question {
+            CubeQuestion::Double(owner) => (asked.seat, owner),
+            CubeQuestion::Take(owner) => (asked.seat.other(), owner),
+        };
+        let value = eval.before_roll(&board, roller);
+        let equities = CubeEquities::of(&value, owner);
+        let action = match question {
+            CubeQuestion::Double(_) => equities.double(),
+            CubeQuestion::Take(_) => equities.answer(),
+        };
+        pb::CubeHint {
+            action: action.name().to_string(),
+            equity: f64::from(value.equity),
+            probabilities: Some(probabilities(&value)),
+            no_double: f64::from(equities.no_double),
+            double_take: f64::from(equities.double_take),
+            double_pass: f64::from(equities.double_pass),
+        }
+    });
+    Ok(pb::HintResponse {
+        version,
+        seat: convert::seat(asked.seat),
+        dice: asked.dice.map(|d| pb::Dice {
+            die1: u32::from(d.d1),
+            die2: u32::from(d.d2),
+        }),
+        plays,
+        cube,
+    })
+}
+
+/// The variant's state to play from, and its board: a game's as it is,
+/// a position's set up and rolled (the variant sees the roll).
+fn position(asked: &Asked) -> Result<(Vec<u8>, Board), ApiError> {
+    let rules = &asked.rules;
+    let variant = |e| ApiError::from(GameError::Rules(e));
+    match (&asked.at, asked.dice) {
+        (At::Game(state), _) => Ok((state.clone(), rules.plugin.board(state).map_err(variant)?)),
+        (At::Position(board), Some(dice)) => {
+            let setup = rules
+                .setup_at(board)
+                .map_err(|e| ApiError::invalid("board", format!("the variant refuses it: {e}")))?;
+            let rolled = rules
+                .after_roll(&setup.state, asked.seat, dice)
+                .map_err(variant)?;
+            Ok((rolled.state, *board))
+        }
+        (At::Position(board), None) => Ok((rules.setup_at(board).map_err(variant)?.state, *board)),
+    }
+}
+
+fn probabilities(e: &Evaluation) -> pb::Probabilities {
+    use bg_bot::net::{LOSE_BACKGAMMON, LOSE_GAMMON, WIN, WIN_BACKGAMMON, WIN_GAMMON};
+    let o = |i: usize| f64::from(e.outputs[i]);
+    pb::Probabilities {
+        win: o(WIN),
+        win_gammon: o(WIN_GAMMON),
+        win_backgammon: o(WIN_BACKGAMMON),
+        lose_gammon: o(LOSE_GAMMON),
+        lose_backgammon: o(LOSE_BACKGAMMON),
+    }
+}

@@ -1,0 +1,333 @@
+//! The computer player in the service (issue 38): a seat the service
+//! plays acts within the action that hands it the turn, so that a person
+//! playing it makes one call a turn; it has no token; hints are given
+//! only where the match says so; the log replays its actions.
+
+mod common;
+
+use bg_api::v1 as pb;
+use common::*;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+const WHITE: i32 = pb::Seat::White as i32;
+const BLACK: i32 = pb::Seat::Black as i32;
+
+fn with_bot(variant: &str, settings: pb::MatchSettings, level: &str) -> pb::NewGameRequest {
+    pb::NewGameRequest {
+        variant: variant.into(),
+        settings: Some(settings),
+        bots: vec![pb::BotSeat {
+            seat: BLACK,
+            level: level.into(),
+        }],
+        ..Default::default()
+    }
+}
+
+fn hint_request(g: &Game) -> pb::HintRequest {
+    pb::HintRequest {
+        game_id: g.id(),
+        plies: Some(0),
+        ..Default::default()
+    }
+}
+
+/// A person (white, random legal plays, taking every double) plays a
+/// three-point match with the cube against the service's strongest
+/// level: every answer waits for white or ends the match, black's
+/// actions are events of white's calls, a watcher sees them, and a
+/// request answered long ago is answered again the same (the log
+/// replays the computer's actions).
+#[tokio::test]
+async fn a_person_plays_the_computer_one_call_a_turn_to_the_end_of_a_match() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let request = with_bot(
+        "standard",
+        pb::MatchSettings {
+            match_length: 3,
+            ..Default::default()
+        },
+        "",
+    );
+    let mut g = variant_game(&mut client, request).await.unwrap();
+    assert!(g.tokens[1].is_empty(), "the service's seat has no token");
+    assert!(!g.tokens[0].is_empty());
+    assert_eq!(
+        g.game.bots,
+        vec![pb::BotSeat {
+            seat: BLACK,
+            level: String::new()
+        }]
+    );
+    let mut updates = watch(&mut client, &g, 1).await;
+    let mut rng = StdRng::seed_from_u64(38);
+    let mut first: Option<(pb::MoveRequest, pb::Game)> = None;
+    let mut black_moves = 0;
+    for _ in 0..2_000 {
+        if g.game.phase == pb::Phase::MatchOver as i32 {
+            break;
+        }
+        assert_eq!(
+            g.game.to_act, WHITE,
+            "the game never waits for the computer"
+        );
+        // White doubles now and then, where it may (not with black's cube).
+        let may_double = g.game.cube.is_some_and(|c| c.owner != BLACK);
+        let sent = next_action(&g.game, &mut rng, may_double).expect("an action for white");
+        let answer = send(&mut client, &sent, &g.tokens[0]).await.unwrap();
+        if let (Sent::Move(m), None) = (&sent, &first) {
+            first = Some((m.clone(), answer.clone()));
+        }
+        black_moves += answer
+            .last_events
+            .iter()
+            .filter(|e| e.kind == "moved" && e.seat == BLACK)
+            .count();
+        g.game = answer;
+    }
+    assert_eq!(g.game.phase, pb::Phase::MatchOver as i32, "the match ends");
+    assert!(black_moves > 10, "black moved {black_moves} times");
+    // The watcher saw black's moves, as events of white's actions.
+    let mut seen = 0;
+    while let Ok(Some(Ok(update))) =
+        tokio::time::timeout(std::time::Duration::from_millis(500), updates.message())
+            .await
+            .map(|m| m.transpose())
+    {
+        seen += update
+            .events
+            .iter()
+            .filter(|e| e.kind == "moved" && e.seat == BLACK)
+            .count();
+    }
+    assert_eq!(seen, black_moves);
+    // The first move's request, sent again after the match: the same
+    // answer, rebuilt from the log with the computer's actions.
+    let (request, answer) = first.expect("white moved");
+    let again = client
+        .r#move(with_token(request, &g.tokens[0]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.version, answer.version);
+    assert_eq!(again.board, answer.board);
+    assert_eq!(again.last_events, answer.last_events);
+
+    // The analysis, with no token (the match is over): black played the
+    // computer's best at every decision (the same search judges it),
+    // white at random did not.
+    let analysis = client
+        .analyze_match(pb::AnalyzeMatchRequest {
+            game_id: g.id(),
+            plies: Some(1),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(analysis.version, g.game.version);
+    let [white, black] = [&analysis.players[0], &analysis.players[1]];
+    assert_eq!((white.seat, black.seat), (WHITE, BLACK));
+    assert!(black.checker_decisions > 5, "{black:?}");
+    assert_eq!(black.checker_equity_lost, 0.0, "{black:?}");
+    assert_eq!(black.cube_equity_lost, 0.0, "{black:?}");
+    assert!(white.checker_decisions > 5, "{white:?}");
+    assert!(white.checker_error_rate > 20.0, "{white:?}");
+    for d in &analysis.decisions {
+        assert!(d.equity_lost >= 0.0);
+        if d.kind == "move" {
+            assert_eq!(d.equity_lost == 0.0, d.played == d.best, "{d:?}");
+        }
+    }
+}
+
+/// The computer's seat survives a restart: it is in the stored match.
+#[tokio::test]
+async fn the_computer_keeps_its_seat_across_a_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let g = {
+        let fixture = start_in(data.path(), &[]);
+        let mut client = connect(&fixture.server.addr).await;
+        let request = with_bot("standard", pb::MatchSettings::default(), "beginner");
+        variant_game(&mut client, request).await.unwrap()
+    };
+    let fixture = start_in(data.path(), &[]);
+    let mut client = connect(&fixture.server.addr).await;
+    let mut game = get_game(&mut client, &g).await;
+    assert_eq!(game.bots[0].level, "beginner");
+    let mut rng = StdRng::seed_from_u64(1);
+    for _ in 0..6 {
+        assert_eq!(game.to_act, WHITE);
+        let sent = next_action(&game, &mut rng, false).unwrap();
+        let version = game.version;
+        game = send(&mut client, &sent, &g.tokens[0]).await.unwrap();
+        assert!(game.version > version);
+    }
+}
+
+/// Hints: refused where the match gives none, without a seat's token, or
+/// once the match is over; given otherwise, every legal play ranked best
+/// first; and for any position and dice of a variant.
+#[tokio::test]
+async fn hints_are_given_where_the_match_says_so_and_for_any_position() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let rated = new_game(&mut client, pb::MatchSettings::default()).await;
+    let refused = client
+        .hint(with_token(hint_request(&rated), &rated.tokens[0]))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert_eq!(reason(&refused), "HINTS_OFF");
+
+    let g = new_game(
+        &mut client,
+        pb::MatchSettings {
+            hints: Some(true),
+            cube_max: Some(0),
+            ..Default::default()
+        },
+    )
+    .await;
+    let unauthenticated = client.hint(hint_request(&g)).await.unwrap_err();
+    assert_eq!(unauthenticated.code(), Code::Unauthenticated);
+    // The opening roll is thrown: the player on turn has plays to rank.
+    let game = get_game(&mut client, &g).await;
+    for plies in [0, 1] {
+        let hint = client
+            .hint(with_token(
+                pb::HintRequest {
+                    plies: Some(plies),
+                    ..hint_request(&g)
+                },
+                &g.tokens[0],
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(hint.version, game.version);
+        assert_eq!(hint.seat, game.turn);
+        assert_eq!(hint.dice, game.dice);
+        let mut ranked: Vec<&str> = hint
+            .plays
+            .iter()
+            .map(|r| r.play.as_ref().unwrap().notation.as_str())
+            .collect();
+        let mut legal: Vec<&str> = game
+            .legal_plays
+            .iter()
+            .map(|p| p.notation.as_str())
+            .collect();
+        ranked.sort();
+        legal.sort();
+        assert_eq!(ranked, legal, "every legal play, once");
+        assert_eq!(hint.plays[0].equity_loss, 0.0);
+        for pair in hint.plays.windows(2) {
+            assert!(pair[0].equity_loss <= pair[1].equity_loss);
+        }
+        for r in &hint.plays {
+            let p = r.probabilities.unwrap();
+            assert!((0.0..=1.0).contains(&p.win) && p.win_gammon <= p.win);
+            assert!(p.win_backgammon <= p.win_gammon && p.lose_backgammon <= p.lose_gammon);
+        }
+        assert!(hint.cube.is_none(), "no cube in this match");
+    }
+
+    // A position: the start, white to play 3-1. Every computer player
+    // of the game makes the 5-point (8/5 6/5).
+    let hint = client
+        .hint(pb::HintRequest {
+            variant: "standard".into(),
+            board: Some(game_board_at_start()),
+            seat: WHITE,
+            dice: Some(pb::Dice { die1: 3, die2: 1 }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(hint.version, 0);
+    assert_eq!(hint.plays.len(), 16);
+    assert_eq!(hint.plays[0].play.as_ref().unwrap().notation, "8/5 6/5");
+    let bad = client
+        .hint(pb::HintRequest {
+            variant: "standard".into(),
+            board: Some(game_board_at_start()),
+            seat: WHITE,
+            dice: Some(pb::Dice { die1: 7, die2: 1 }),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+}
+
+/// The standard start, as the API writes boards.
+fn game_board_at_start() -> pb::Board {
+    let mut points = vec![0; 24];
+    for (point, n) in [(24, 2), (13, 5), (8, 3), (6, 5)] {
+        points[point - 1] = n;
+        points[24 - point] = -n;
+    }
+    pb::Board {
+        points,
+        ..Default::default()
+    }
+}
+
+/// A seat the service cannot play is refused, and nothing is created: a
+/// variant without a computer player, a level it does not have, both
+/// seats.
+#[tokio::test]
+async fn a_computer_seat_the_service_cannot_play_is_refused() {
+    let fixture = start_all_variants();
+    let mut client = connect(&fixture.server.addr).await;
+    let listed = variants(&mut client).await;
+    let levels = |name: &str| {
+        listed
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap()
+            .bot_levels
+            .clone()
+    };
+    assert!(levels("trictrac").is_empty());
+    assert_eq!(
+        levels("standard").last().map(String::as_str),
+        Some("expert")
+    );
+    for (request, field) in [
+        (
+            with_bot("trictrac", pb::MatchSettings::default(), ""),
+            "bots",
+        ),
+        (
+            with_bot("standard", pb::MatchSettings::default(), "grandmaster"),
+            "bots.level",
+        ),
+        (
+            pb::NewGameRequest {
+                bots: vec![
+                    pb::BotSeat {
+                        seat: WHITE,
+                        level: String::new(),
+                    },
+                    pb::BotSeat {
+                        seat: BLACK,
+                        level: String::new(),
+                    },
+                ],
+                ..with_bot("standard", pb::MatchSettings::default(), "")
+            },
+            "bots",
+        ),
+    ] {
+        let refused = variant_game(&mut client, request).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+        let info = refused.get_details_error_info().expect("error info");
+        assert_eq!(info.metadata.get("field").map(String::as_str), Some(field));
+    }
+}
