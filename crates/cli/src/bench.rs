@@ -88,13 +88,20 @@ pub enum Mode {
     Classic,
     /// Cubeless money games with auto-roll on: one Move call a turn.
     AutoRoll,
+    /// As AutoRoll, black played by the service's computer player at its
+    /// strongest level: one Move call a turn of white's, answered with
+    /// black's reply (docs/bot.md).
+    Bot,
 }
 
 /// The games a load run plays: their mode, and whether their dice are
 /// verifiable (the server's default) or from the CSPRNG alone.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Setup {
     pub mode: Mode,
+    /// The computer player's level in [`Mode::Bot`] (empty: the
+    /// strongest).
+    pub bot_level: String,
     pub verifiable_dice: bool,
     /// Roll and Move answered with whole games, instead of the fields the
     /// loop reads (a read mask).
@@ -102,7 +109,7 @@ pub struct Setup {
 }
 
 impl Setup {
-    fn settings(self) -> pb::MatchSettings {
+    fn settings(&self) -> pb::MatchSettings {
         let verifiable_dice = Some(self.verifiable_dice);
         match self.mode {
             Mode::Classic => pb::MatchSettings {
@@ -110,12 +117,23 @@ impl Setup {
                 verifiable_dice,
                 ..Default::default()
             },
-            Mode::AutoRoll => pb::MatchSettings {
+            Mode::AutoRoll | Mode::Bot => pb::MatchSettings {
                 cube_max: Some(0),
                 auto_roll: Some(true),
                 verifiable_dice,
                 ..Default::default()
             },
+        }
+    }
+
+    /// The seats the service plays.
+    fn bots(&self) -> Vec<pb::BotSeat> {
+        match self.mode {
+            Mode::Bot => vec![pb::BotSeat {
+                seat: pb::Seat::Black as i32,
+                level: self.bot_level.clone(),
+            }],
+            _ => Vec::new(),
         }
     }
 }
@@ -201,6 +219,7 @@ async fn play_games(
         let new_game = pb::NewGameRequest {
             variant: "standard".into(),
             settings: Some(setup.settings()),
+            bots: setup.bots(),
             request_id: uuid::Uuid::new_v4().to_string(),
             ..Default::default()
         };
@@ -371,7 +390,7 @@ pub async fn load(
                 window.clone(),
                 games_left.clone(),
                 counts.clone(),
-                setup,
+                setup.clone(),
                 created_games.clone(),
             ))
         })
@@ -422,9 +441,11 @@ pub async fn load(
 
     println!(
         "mode={} servers={} concurrency={concurrency} seconds={seconds} slice_seconds={} moves={} actions={} health_checks={} retries={} verifiable_dice={} answers={}",
-        match setup.mode {
-            Mode::Classic => "classic",
-            Mode::AutoRoll => "auto-roll",
+        match (setup.mode, setup.bot_level.as_str()) {
+            (Mode::Classic, _) => "classic".to_string(),
+            (Mode::AutoRoll, _) => "auto-roll".to_string(),
+            (Mode::Bot, "") => "bot".to_string(),
+            (Mode::Bot, level) => format!("bot:{level}"),
         },
         channels.len(),
         slice.as_secs_f64(),
@@ -634,6 +655,100 @@ pub async fn clocks(
         "clocks={games} seconds={:.1} retries={}",
         started.elapsed().as_secs_f64(),
         counts.retries.load(Ordering::Relaxed)
+    );
+    Ok(())
+}
+
+/// `bench hint`: Hint calls on the corpus's positions (white to play its
+/// dice) at 0-ply, then at 1-ply, then health checks, each for `seconds`
+/// with `concurrency` callers; prints each rate and its ratio to the
+/// health checks'.
+pub async fn hint(
+    transport: &Transport,
+    addrs: &[String],
+    corpus: &std::path::Path,
+    seconds: f64,
+    concurrency: usize,
+) -> Result<()> {
+    let text =
+        std::fs::read_to_string(corpus).with_context(|| format!("reading {}", corpus.display()))?;
+    let mut positions = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [id, d1, d2, ..] = fields.as_slice() else {
+            anyhow::bail!("a corpus line is `POSITION_ID DIE1 DIE2 ...`: {line}");
+        };
+        positions.push(pb::HintRequest {
+            variant: "standard".into(),
+            board: Some(crate::client::board_of_position_id(
+                id,
+                bg_engine::CHECKERS,
+            )?),
+            seat: pb::Seat::White as i32,
+            dice: Some(pb::Dice {
+                die1: d1.parse()?,
+                die2: d2.parse()?,
+            }),
+            ..Default::default()
+        });
+    }
+    if positions.is_empty() {
+        anyhow::bail!("no positions in {}", corpus.display());
+    }
+    let positions = Arc::new(positions);
+    let channels = channels(transport, addrs).await?;
+    let span = Duration::from_secs_f64(seconds);
+    let mut rates = Vec::new();
+    for plies in [Some(0), Some(1), None] {
+        let calls = Arc::new(AtomicU64::new(0));
+        let until = Instant::now() + span;
+        let tasks: Vec<_> = (0..concurrency.max(1))
+            .map(|i| {
+                let (channel, calls, positions) =
+                    (nth(&channels, i), calls.clone(), positions.clone());
+                tokio::spawn(async move {
+                    let mut client = GameServiceClient::new(channel.clone());
+                    let mut health = HealthClient::new(channel);
+                    let mut n = i;
+                    while Instant::now() < until {
+                        match plies {
+                            Some(plies) => {
+                                let request = pb::HintRequest {
+                                    plies: Some(plies),
+                                    ..positions[n % positions.len()].clone()
+                                };
+                                client.hint(request).await.map_err(explain)?;
+                            }
+                            None => {
+                                health
+                                    .check(HealthCheckRequest {
+                                        service: String::new(),
+                                    })
+                                    .await
+                                    .map_err(explain)?;
+                            }
+                        }
+                        calls.fetch_add(1, Ordering::Relaxed);
+                        n += concurrency.max(1);
+                    }
+                    anyhow::Ok(())
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await??;
+        }
+        rates.push(calls.load(Ordering::Relaxed) as f64 / seconds);
+    }
+    let health = rates[2].max(f64::MIN_POSITIVE);
+    println!(
+        "positions={} concurrency={concurrency} seconds={seconds} hint_0ply_rps={:.1} hint_1ply_rps={:.1} health_rps={:.1} ratio_0ply={:.4} ratio_1ply={:.5}",
+        positions.len(),
+        rates[0],
+        rates[1],
+        rates[2],
+        rates[0] / health,
+        rates[1] / health
     );
     Ok(())
 }

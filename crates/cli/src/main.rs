@@ -395,6 +395,14 @@ enum Bench {
         /// of money games with the cube (a Roll and a Move call a turn).
         #[arg(long)]
         auto_roll: bool,
+        /// As --auto-roll, black played by the service's computer player
+        /// (its strongest level): each Move call of white's is answered
+        /// with black's reply.
+        #[arg(long, conflicts_with = "auto_roll")]
+        bot: bool,
+        /// With --bot: the computer player's level (none: the strongest).
+        #[arg(long, requires = "bot", default_value = "")]
+        bot_level: String,
         /// Verifiable dice in the games played (`true`, the server's
         /// default, or `false`: dice from its CSPRNG alone).
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -404,6 +412,18 @@ enum Bench {
         /// plays' notation), which they ask for with a read mask.
         #[arg(long)]
         whole_answers: bool,
+    },
+    /// Hint calls on a corpus's positions (`POSITION_ID DIE1 DIE2 ...`,
+    /// white to play; standard backgammon): at 0-ply, then 1-ply, then
+    /// health checks, `--seconds` each; prints the rates and their ratios
+    /// to the health checks'.
+    Hint {
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
     },
     /// Plays a match on the first `--addr` and watches it on the last one
     /// (`--addr A,B`: two replicas); prints the delay from each action's
@@ -517,6 +537,8 @@ fn run() -> Result<()> {
                     seconds,
                     slice_seconds,
                     auto_roll,
+                    bot,
+                    bot_level,
                     verifiable_dice,
                     whole_answers,
                 },
@@ -529,11 +551,12 @@ fn run() -> Result<()> {
                 seconds,
                 slice_seconds,
                 bench::Setup {
-                    mode: if auto_roll {
-                        bench::Mode::AutoRoll
-                    } else {
-                        bench::Mode::Classic
+                    mode: match (auto_roll, bot) {
+                        (_, true) => bench::Mode::Bot,
+                        (true, false) => bench::Mode::AutoRoll,
+                        (false, false) => bench::Mode::Classic,
                     },
+                    bot_level,
                     verifiable_dice,
                     whole_answers,
                 },
@@ -559,6 +582,20 @@ fn run() -> Result<()> {
             &transport?,
             &addresses(&cli.addr),
             games,
+            concurrency,
+        )),
+        Command::Bench {
+            bench:
+                Bench::Hint {
+                    corpus,
+                    seconds,
+                    concurrency,
+                },
+        } => tokio::runtime::Runtime::new()?.block_on(bench::hint(
+            &transport?,
+            &addresses(&cli.addr),
+            &corpus,
+            seconds,
             concurrency,
         )),
         Command::Bench {
