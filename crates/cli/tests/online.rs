@@ -1134,3 +1134,72 @@ fn bgctl_new_takes_a_clock_and_shows_it_under_the_board() {
     let error = String::from_utf8_lossy(&refused.stderr);
     assert!(error.contains("settings.clock.reserve_ms"), "{error}");
 }
+
+/// docs/bot.md's session: a match against the service's computer player
+/// (black, no token), a hint for white, white's move answered with
+/// black's reply in the same call, a resignation, and the analysis.
+#[test]
+fn a_match_against_the_computer_with_a_hint_and_an_analysis() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let created = ok(bgctl(
+        &server,
+        &tokens,
+        &[
+            "new",
+            "--match",
+            "1",
+            "--bot",
+            "black",
+            "--hints",
+            "--cube-max",
+            "0",
+        ],
+    ));
+    assert!(
+        created.contains("black is played by the service's computer player"),
+        "{created}"
+    );
+    let game = field(&created, "game id:").to_string();
+    // The computer's seat has no token to act with.
+    let refused = bgctl(&server, &tokens, &["roll", &game, "--as", "black"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("played by the service"),
+        "{refused:?}"
+    );
+    // Auto-roll is on without a cube: white has dice to play.
+    let hint = ok(bgctl(&server, &tokens, &["hint", &game, "--top", "1"]));
+    assert!(hint.contains("white to play"), "{hint}");
+    let best = hint
+        .lines()
+        .find(|l| l.trim_start().starts_with("1. "))
+        .unwrap_or_else(|| panic!("no ranked play in {hint}"));
+    let play: Vec<&str> = best
+        .trim_start()
+        .trim_start_matches("1. ")
+        .split("  ")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let mut args = vec!["move", game.as_str(), "--as", "white"];
+    args.extend(play);
+    let moved = ok(bgctl(&server, &tokens, &args));
+    let last = field(&moved, "last action:");
+    assert!(
+        last.contains("black moves")
+            || last.contains("black passes")
+            || last.contains("black cannot"),
+        "{last}"
+    );
+    ok(bgctl(&server, &tokens, &["resign", &game, "--as", "white"]));
+    let analysis = ok(bgctl(&server, &tokens, &["analyze", &game, "--all"]));
+    assert!(analysis.contains("judged at 1-ply"), "{analysis}");
+    assert!(analysis.contains("black: error rate 0.0"), "{analysis}");
+    assert!(
+        analysis.contains("white played") || analysis.contains("white move"),
+        "{analysis}"
+    );
+}

@@ -331,3 +331,62 @@ async fn a_computer_seat_the_service_cannot_play_is_refused() {
         assert_eq!(info.metadata.get("field").map(String::as_str), Some(field));
     }
 }
+
+/// A resignation offered to the computer: declined when it expects more
+/// from playing on, accepted when the offer is worth at least that. Every
+/// game starts with black a roll from a backgammon (two checkers left on
+/// its 1-point, white's fifteen in black's home board).
+#[tokio::test]
+async fn the_computer_declines_a_resignation_worth_less_than_its_position() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut points = vec![0; 24];
+    points[22] = 15;
+    points[23] = -2;
+    let request = pb::NewGameRequest {
+        start_board: Some(pb::Board {
+            points,
+            black_off: 13,
+            ..Default::default()
+        }),
+        ..with_bot(
+            "standard",
+            pb::MatchSettings {
+                match_length: 7,
+                cube_max: Some(0),
+                resignation: pb::ResignationMode::Offer as i32,
+                ..Default::default()
+            },
+            "",
+        )
+    };
+    let mut g = variant_game(&mut client, request).await.unwrap();
+    // Black may have won the first game at once: white then starts the
+    // next, from the same position.
+    assert_eq!(g.game.to_act, WHITE, "{:?}", g.game);
+    let before = g.game.score;
+    resign_at(&mut client, &mut g, 1).await;
+    let declined = g
+        .game
+        .last_events
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect::<Vec<_>>();
+    assert!(declined.contains(&"resignation_declined"), "{declined:?}");
+    assert_eq!(g.game.score, before);
+    resign_at(&mut client, &mut g, 3).await;
+    let accepted = g
+        .game
+        .last_events
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect::<Vec<_>>();
+    // Accepted: the game ends there, for three points.
+    assert_eq!(
+        accepted[..2],
+        ["resignation_offered", "game_ended"],
+        "{accepted:?}"
+    );
+    let after = g.game.score.unwrap();
+    assert_eq!(after.black, before.unwrap().black + 3);
+}

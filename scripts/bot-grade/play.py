@@ -1,0 +1,94 @@
+"""Plays matches against the service's computer player, GNU Backgammon
+choosing the other side's moves, and saves each match's .mat record.
+
+    python play.py ADDR MATCHES LENGTH OUT_DIR [LEVEL]
+
+Black is the service's computer player (`NewGameRequest.bots`, LEVEL, by
+default the strongest). White's checker play is PyPI gnubg's choice at 0-ply
+(of the service's legal plays, the one whose result gnubg's net values
+most); white never doubles, and answers a double
+by taking when gnubg gives it at least 25% to win (cubeless, black to
+roll), else passing. Each match is exported from the service as .mat
+(`ExportMatch`) into OUT_DIR, for GNU Backgammon to analyse
+(grade-matches). Needs the generated gRPC stubs on PYTHONPATH
+(gnubg-match makes them).
+"""
+
+import os
+import sys
+import uuid
+
+import grpc
+import gnubg
+
+from backgammon.v1 import backgammon_pb2 as pb
+from backgammon.v1 import backgammon_pb2_grpc as rpc
+
+WHITE, BLACK = pb.SEAT_WHITE, pb.SEAT_BLACK
+ZERO_PLY = gnubg.evalcontext(0, 0, 1, 1, 0.0)
+TAKE_FROM = 0.25
+
+
+def mover_equity(result_id):
+    """gnubg's 0-ply cubeless equity of a play's result for the side that
+    made it (the result evaluated with the other side on roll, negated),
+    as grade.py values results."""
+    opp, me = gnubg.position_from_id(result_id)
+    if sum(me) == 0:  # the mover bore off its last checker
+        if sum(opp) < 15:
+            return 1.0
+        return 3.0 if sum(opp[18:25]) > 0 else 2.0
+    return -gnubg.evaluate((me, opp), gnubg.cubeinfo(), ZERO_PLY)[5]
+
+
+def act(stub, game, token):
+    """White's action: a move, a roll, or an answer to a double."""
+    auth = (("authorization", f"Bearer {token}"),)
+    common = dict(game_id=game.game_id, expected_version=game.version, request_id=str(uuid.uuid4()))
+    if game.phase == pb.PHASE_ROLL:
+        return stub.Roll(pb.RollRequest(**common), metadata=auth)
+    if game.phase == pb.PHASE_MOVE:
+        # gnubg's choice at 0-ply: the legal play whose result it values
+        # most (its move search does the same).
+        best = max(game.legal_plays, key=lambda p: mover_equity(p.result_position_id))
+        play = best.notation
+        return stub.Move(pb.MoveRequest(notation=play, **common), metadata=auth)
+    if game.phase == pb.PHASE_CUBE_OFFERED:
+        # The position with black (the doubler) on roll: white's chance.
+        board = gnubg.position_from_id(game.position_id)
+        black_wins = gnubg.evaluate(board, gnubg.cubeinfo(), ZERO_PLY)[0]
+        action = pb.DOUBLE_ACTION_TAKE if 1 - black_wins >= TAKE_FROM else pb.DOUBLE_ACTION_DROP
+        return stub.Double(pb.DoubleRequest(action=action, **common), metadata=auth)
+    raise RuntimeError(f"white cannot act in phase {game.phase}")
+
+
+def main() -> int:
+    addr, matches, length, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    level = sys.argv[5] if len(sys.argv) > 5 else ""
+    gnubg.command("set threads 1")
+    os.makedirs(out, exist_ok=True)
+    stub = rpc.GameServiceStub(grpc.insecure_channel(addr))
+    for n in range(matches):
+        created = stub.NewGame(pb.NewGameRequest(
+            variant="standard",
+            settings=pb.MatchSettings(match_length=length, auto_roll=False),
+            bots=[pb.BotSeat(seat=BLACK, level=level)],
+        ))
+        game, token = created.game, created.white_token
+        while game.phase != pb.PHASE_MATCH_OVER:
+            if game.to_act != WHITE:
+                raise RuntimeError(f"the game waits for seat {game.to_act}")
+            game = act(stub, game, token)
+        record = stub.ExportMatch(pb.ExportMatchRequest(game_id=game.game_id, format=pb.RECORD_FORMAT_MAT))
+        path = os.path.join(out, f"match-{n:03}.mat")
+        with open(path, "w") as f:
+            f.write(record.text)
+        print(f"{path}: white {game.score.white} black {game.score.black}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    # PyPI gnubg 1.1.0a16 may crash as the interpreter exits.
+    os._exit(code)
