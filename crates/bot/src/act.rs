@@ -9,7 +9,7 @@ use bg_engine::{Board, Seat};
 use rand::Rng;
 
 use crate::level::Level;
-use crate::search::{CubeAction, CubeEquities, CubeOwner, Evaluator, rank};
+use crate::search::{CubeAction, CubeEquities, CubeOwner, Evaluation, Evaluator, rank};
 
 /// The computer player of one seat: the net and its level.
 #[derive(Clone, Copy)]
@@ -33,7 +33,7 @@ impl Bot<'_> {
             Phase::Roll => Ok(match m.double_value(seat) {
                 Ok(_) => {
                     let value = self.eval.before_roll(board, seat);
-                    match CubeEquities::of(&value, owner(m, seat)).double() {
+                    match cube_equities(m, seat, &value).double() {
                         CubeAction::Double => Command::Double,
                         _ => Command::Roll,
                     }
@@ -45,7 +45,7 @@ impl Bot<'_> {
             Phase::CubeOffered => {
                 let doubler = seat.other();
                 let value = self.eval.before_roll(board, doubler);
-                Ok(match CubeEquities::of(&value, owner(m, doubler)).answer() {
+                Ok(match cube_equities(m, doubler, &value).answer() {
                     CubeAction::Take => Command::Take,
                     _ => Command::Drop,
                 })
@@ -127,4 +127,11 @@ pub fn owner(m: &Match, seat: Seat) -> CubeOwner {
         Some(owner) if owner == seat => CubeOwner::Me,
         Some(_) => CubeOwner::Them,
     }
+}
+
+/// The cube equities of `roller` (the side to roll, valued `value`) in
+/// `m`, by Janowski's model, in match play too (docs/bot.md: a match
+/// equity table with a dead cube was measured worse).
+pub fn cube_equities(m: &Match, roller: Seat, value: &Evaluation) -> CubeEquities {
+    CubeEquities::of(value, owner(m, roller), m.cube.value)
 }

@@ -230,21 +230,27 @@ pub fn cubeful(value: &Evaluation, owner: CubeOwner) -> f32 {
 
 /// The three cube equities of the side to roll, per unit of the cube as
 /// it stands: not doubling, doubling and being taken (the cube then the
-/// other side's, twice the value), doubling and being passed (one unit).
+/// other side's, twice the value), doubling and being passed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubeEquities {
     pub no_double: f32,
     pub double_take: f32,
     pub double_pass: f32,
+    /// What a difference of these equities is worth in EMG (equity
+    /// normalised to a money game at a cube of 1, as GNU Backgammon
+    /// reports errors).
+    pub emg: f32,
 }
 
 impl CubeEquities {
-    /// For the side to roll, valued `value`, the cube owned by `owner`.
-    pub fn of(value: &Evaluation, owner: CubeOwner) -> CubeEquities {
+    /// For the side to roll, valued `value`, the cube of value `cube`
+    /// owned by `owner` ([`cubeful`]).
+    pub fn of(value: &Evaluation, owner: CubeOwner, cube: u32) -> CubeEquities {
         CubeEquities {
             no_double: cubeful(value, owner),
             double_take: 2.0 * cubeful(value, CubeOwner::Them),
             double_pass: 1.0,
+            emg: cube as f32,
         }
     }
 
@@ -274,7 +280,7 @@ impl CubeEquities {
     }
 
     /// The roller's equity after `action` (its own, or the answer to its
-    /// double), per unit of the cube as it stood.
+    /// double).
     pub fn after(&self, action: CubeAction) -> f32 {
         match action {
             CubeAction::NoDouble => self.no_double,

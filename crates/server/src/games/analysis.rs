@@ -5,8 +5,8 @@
 //! action, and each player's totals become error rates.
 
 use bg_api::v1 as pb;
-use bg_bot::act::owner;
-use bg_bot::search::{CubeAction, CubeEquities, Evaluator, Ranked, rank};
+use bg_bot::act::cube_equities;
+use bg_bot::search::{CubeAction, Evaluator, Ranked, rank};
 use bg_engine::game::{Command, GameError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
@@ -227,7 +227,7 @@ impl Judge<'_> {
             .board(&m.variant_state)
             .map_err(|e| ApiError::from(GameError::Rules(e)))?;
         let value = self.eval.before_roll(&board, roller);
-        let equities = CubeEquities::of(&value, owner(m, roller));
+        let equities = cube_equities(m, roller, &value);
         let (best, lost) = if seat == roller {
             let best = equities.double();
             (best, equities.after(best) - equities.after(action))
@@ -240,7 +240,7 @@ impl Judge<'_> {
             kind: kind.into(),
             action: action.name().into(),
             best_action: best.name().into(),
-            equity_lost: f64::from(lost.max(0.0)) * f64::from(m.cube.value),
+            equity_lost: f64::from(lost.max(0.0) * equities.emg),
             ..Default::default()
         })
     }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use bg_api::v1 as pb;
 use bg_bot::Net;
-use bg_bot::act::owner;
-use bg_bot::search::{CubeEquities, CubeOwner, Evaluation, Evaluator, rank};
+use bg_bot::act::cube_equities;
+use bg_bot::search::{Evaluation, Evaluator, rank};
 use bg_engine::game::{GameError, Match, Phase, Rules};
 use bg_engine::{Board, Dice, Seat};
 use bg_plugin_host::VariantRules;
@@ -38,13 +38,12 @@ enum At {
     Position(Board),
 }
 
-/// A cube decision, and who owns the cube from the doubler's view.
-#[derive(Clone, Copy)]
+/// A cube decision of a match (its state: the cube, the score).
 enum CubeQuestion {
     /// The seat to roll may double.
-    Double(CubeOwner),
+    Double(Box<Match>),
     /// The seat doubled answers.
-    Take(CubeOwner),
+    Take(Box<Match>),
 }
 
 impl<S: GameStore> Games<S> {
@@ -165,8 +164,10 @@ impl<S: GameStore> Games<S> {
 /// The cube decision `seat` faces in `m`, if any.
 fn cube_question(m: &Match, seat: Seat) -> Option<CubeQuestion> {
     match m.phase {
-        Phase::Roll if m.double_value(seat).is_ok() => Some(CubeQuestion::Double(owner(m, seat))),
-        Phase::CubeOffered => Some(CubeQuestion::Take(owner(m, m.turn))),
+        Phase::Roll if m.double_value(seat).is_ok() => {
+            Some(CubeQuestion::Double(Box::new(m.clone())))
+        }
+        Phase::CubeOffered => Some(CubeQuestion::Take(Box::new(m.clone()))),
         _ => None,
     }
 }
@@ -220,14 +221,14 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
             })
             .collect();
     }
-    let cube = asked.cube.map(|question| {
+    let cube = asked.cube.as_ref().map(|question| {
         // The position for the seat to roll (the doubler, when answering).
-        let (roller, owner) = match question {
-            CubeQuestion::Double(owner) => (asked.seat, owner),
-            CubeQuestion::Take(owner) => (asked.seat.other(), owner),
+        let (roller, m) = match question {
+            CubeQuestion::Double(m) => (asked.seat, m),
+            CubeQuestion::Take(m) => (asked.seat.other(), m),
         };
         let value = eval.before_roll(&board, roller);
-        let equities = CubeEquities::of(&value, owner);
+        let equities = cube_equities(m, roller, &value);
         let action = match question {
             CubeQuestion::Double(_) => equities.double(),
             CubeQuestion::Take(_) => equities.answer(),
