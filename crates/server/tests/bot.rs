@@ -445,18 +445,16 @@ async fn a_move_the_computer_cannot_answer_is_refused_and_changes_nothing() {
         "auto-roll threw white's dice"
     );
     let play = game.legal_plays[0].notation.clone();
+    let request = move_request(
+        &Game {
+            game: game.clone(),
+            tokens: g.tokens.clone(),
+        },
+        &play,
+        "",
+    );
     let refused = client
-        .r#move(with_token(
-            move_request(
-                &Game {
-                    game: game.clone(),
-                    tokens: g.tokens.clone(),
-                },
-                &play,
-                "",
-            ),
-            &g.tokens[0],
-        ))
+        .r#move(with_token(request.clone(), &g.tokens[0]))
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
@@ -468,17 +466,7 @@ async fn a_move_the_computer_cannot_answer_is_refused_and_changes_nothing() {
     fixture.server.restart();
     let mut client = connect(&fixture.server.addr).await;
     let moved = client
-        .r#move(with_token(
-            move_request(
-                &Game {
-                    game: game.clone(),
-                    tokens: g.tokens.clone(),
-                },
-                &play,
-                "",
-            ),
-            &g.tokens[0],
-        ))
+        .r#move(with_token(request, &g.tokens[0]))
         .await
         .unwrap()
         .into_inner();

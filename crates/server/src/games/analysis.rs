@@ -10,12 +10,11 @@ use bg_bot::search::{CubeAction, Evaluator, Ranked, rank};
 use bg_engine::game::{Command, GameError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
-use bg_variant_api::Capabilities;
 use tonic::Code;
 
 use super::cache::Live;
 use super::history::replay;
-use super::{Games, game_id_of};
+use super::{Games, bots, game_id_of};
 use crate::convert;
 use crate::error::ApiError;
 
@@ -29,11 +28,7 @@ impl<S: GameStore> Games<S> {
         request: &pb::AnalyzeMatchRequest,
         token: Option<&str>,
     ) -> Result<pb::AnalyzeMatchResponse, ApiError> {
-        let plies = match request.plies {
-            None => 1,
-            Some(p @ 0..=1) => p as u8,
-            Some(_) => return Err(ApiError::invalid("plies", "0 or 1")),
-        };
+        let plies = bots::plies(request.plies)?;
         let game_id = &game_id_of(&request.game_id)?;
         let slot = self.slot(game_id);
         let mut guard = slot.live.lock().await;
@@ -48,16 +43,7 @@ impl<S: GameStore> Games<S> {
                 ));
             }
         }
-        let net = self.nets.of(&live.rules.plugin).ok_or_else(|| {
-            ApiError::new(
-                Code::FailedPrecondition,
-                "NO_BOT",
-                format!(
-                    "this server has no computer player for {} (Variant.bot_levels is empty)",
-                    live.rules.plugin.name()
-                ),
-            )
-        })?;
+        let net = self.nets.needed(&live.rules.plugin)?;
         if live.rules.plugin.version() != live.record.variant_version {
             return Err(ApiError::new(
                 Code::FailedPrecondition,
@@ -190,13 +176,7 @@ impl Judge<'_> {
         .map_err(variant)?;
         let best = &ranked[0];
         let value_of_made = value_of(&ranked, made);
-        let show = |lp: &LegalPlay| {
-            let standard = rules
-                .plugin
-                .capabilities()
-                .contains(Capabilities::STANDARD_BOARD);
-            convert::play_out(&lp.play, standard.then_some((&lp.result, seat)))
-        };
+        let show = |lp: &LegalPlay| bots::shown(rules, lp, seat);
         Ok(Some(pb::AnalyzedDecision {
             kind: "move".into(),
             dice: Some(pb::Dice {

@@ -13,14 +13,20 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use bg_api::v1 as pb;
 use bg_bot::Net;
 use bg_bot::act::Bot;
 use bg_bot::level::{LEVELS, level};
 use bg_bot::search::Evaluator;
-use bg_engine::Seat;
 use bg_engine::game::{Command, DiceSource, Event, GameError, Match, RulesError, RulesErrorKind};
+use bg_engine::{LegalPlay, Seat};
 use bg_plugin_host::{Plugin, VariantRules};
+use bg_variant_api::Capabilities;
 use serde::{Deserialize, Serialize};
+use tonic::Code;
+
+use crate::convert;
+use crate::error::ApiError;
 
 /// The extension of a computer player's net, beside its plugin.
 pub const NET_EXTENSION: &str = "bgnet";
@@ -59,6 +65,20 @@ impl Nets {
             .clone()
     }
 
+    /// The net of `plugin`'s variant, or FAILED_PRECONDITION, `NO_BOT`.
+    pub fn needed(&self, plugin: &Plugin) -> Result<Arc<Net>, ApiError> {
+        self.of(plugin).ok_or_else(|| {
+            ApiError::new(
+                Code::FailedPrecondition,
+                "NO_BOT",
+                format!(
+                    "this server has no computer player for {} (Variant.bot_levels is empty)",
+                    plugin.name()
+                ),
+            )
+        })
+    }
+
     /// The levels `plugin`'s variant can be played at (none without a net).
     pub fn levels(&self, plugin: &Plugin) -> Vec<String> {
         match self.of(plugin) {
@@ -66,6 +86,25 @@ impl Nets {
             None => Vec::new(),
         }
     }
+}
+
+/// The search a Hint or an analysis asks for: 0 or 1 ply (unset: 1).
+pub fn plies(asked: Option<u32>) -> Result<u8, ApiError> {
+    match asked {
+        None => Ok(1),
+        Some(p @ 0..=1) => Ok(p as u8),
+        Some(_) => Err(ApiError::invalid("plies", "0 or 1")),
+    }
+}
+
+/// A legal play of `seat` as Hint and AnalyzeMatch show it (with its
+/// result's Position ID on the standard board).
+pub fn shown(rules: &VariantRules, lp: &LegalPlay, seat: Seat) -> pb::Play {
+    let standard = rules
+        .plugin
+        .capabilities()
+        .contains(Capabilities::STANDARD_BOARD);
+    convert::play_out(&lp.play, standard.then_some((&lp.result, seat)))
 }
 
 /// An action of a seat the service plays, as the log keeps it.

@@ -15,7 +15,7 @@ use bg_store::GameStore;
 use bg_variant_api::Capabilities;
 use tonic::Code;
 
-use super::{Games, game_id_of};
+use super::{Games, bots, game_id_of};
 use crate::convert;
 use crate::error::ApiError;
 
@@ -52,20 +52,13 @@ impl<S: GameStore> Games<S> {
         request: &pb::HintRequest,
         token: Option<&str>,
     ) -> Result<pb::HintResponse, ApiError> {
-        let plies = match request.plies {
-            None => 1,
-            Some(p @ 0..=1) => p as u8,
-            Some(_) => return Err(ApiError::invalid("plies", "0 or 1")),
-        };
+        let plies = bots::plies(request.plies)?;
         let (asked, version) = if request.game_id.is_empty() {
             (self.position(request)?, 0)
         } else {
             self.in_game(&request.game_id, token).await?
         };
-        let net = self
-            .nets
-            .of(&asked.rules.plugin)
-            .ok_or_else(|| no_bot(&asked.rules))?;
+        let net = self.nets.needed(&asked.rules.plugin)?;
         let plugin = asked.rules.plugin.clone();
         self.off_runtime(&plugin, move || hint(&asked, &net, plies, version))
             .await
@@ -172,28 +165,12 @@ fn cube_question(m: &Match, seat: Seat) -> Option<CubeQuestion> {
     }
 }
 
-fn no_bot(rules: &VariantRules) -> ApiError {
-    ApiError::new(
-        Code::FailedPrecondition,
-        "NO_BOT",
-        format!(
-            "this server has no computer player for {} (Variant.bot_levels is empty)",
-            rules.plugin.name()
-        ),
-    )
-}
-
 /// The hint itself, calling the variant (off the runtime).
 fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintResponse, ApiError> {
     let eval = Evaluator {
         net,
         checkers: asked.rules.plugin.checkers(),
     };
-    let standard = asked
-        .rules
-        .plugin
-        .capabilities()
-        .contains(Capabilities::STANDARD_BOARD);
     let (state, board) = position(asked)?;
     let mut plays = Vec::new();
     if let Some(dice) = asked.dice {
@@ -209,10 +186,7 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
             .map(|r| {
                 let lp = &legal[r.index];
                 pb::RankedPlay {
-                    play: Some(convert::play_out(
-                        &lp.play,
-                        standard.then_some((&lp.result, asked.seat)),
-                    )),
+                    play: Some(bots::shown(&asked.rules, lp, asked.seat)),
                     equity: f64::from(r.value.equity),
                     equity_loss: f64::from(best - r.value.equity),
                     probabilities: Some(probabilities(&r.value)),
