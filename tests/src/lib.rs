@@ -22,12 +22,14 @@ use bg_variant_api::Options;
 
 /// The shipped plugins, by library name (what `cargo xtask plugins`
 /// builds, and the image holds).
-pub const SHIPPED_PLUGINS: [&str; 5] = [
+pub const SHIPPED_PLUGINS: [&str; 7] = [
     "bg_standard",
     "bg_caucasian",
     "bg_plakoto",
     "bg_trictrac",
     "bg_hypergammon",
+    "bg_long_nardy",
+    "bg_fevga",
 ];
 
 /// The file name of a plugin library on this platform (`bg_standard` →
@@ -111,6 +113,43 @@ pub fn assert_plays_reproduce(bgctl: &Path, plugin_dir: &Path, variant: &str, co
     for (n, (want, got)) in expected.lines().zip(actual.lines()).enumerate() {
         assert_eq!(got, want, "{variant}: corpus line {}", n + 1);
     }
+}
+
+/// Runs an offline command of `bgctl` (the binary `bgctl`: `plays`,
+/// `jans`, `hint`) for `variant`, whose plugin `lib` (with its net, if it
+/// ships one) is put in a folder of its own, on `corpus` given on stdin;
+/// its output, the command having succeeded.
+pub fn bgctl_offline(
+    bgctl: &Path,
+    command: &str,
+    variant: &str,
+    lib: &str,
+    corpus: &str,
+) -> String {
+    use std::io::Write;
+    let dir = plugin_dir(&[(lib, &library_file_name(lib))]);
+    let mut child = std::process::Command::new(bgctl)
+        .arg("--plugin-dir")
+        .arg(dir.path())
+        .args([command, "--variant", variant, "--corpus", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("bgctl runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(corpus.as_bytes())
+        .expect("the corpus written");
+    let output = child.wait_with_output().expect("bgctl ends");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8")
 }
 
 /// The C plugin of `examples/c-plugin` compiled into `dir`, as its

@@ -27,6 +27,8 @@ const SHIPPED: &[(&str, &str)] = &[
     ("bg-plakoto", "bg_plakoto"),
     ("bg-trictrac", "bg_trictrac"),
     ("bg-hypergammon", "bg_hypergammon"),
+    ("bg-long-nardy", "bg_long_nardy"),
+    ("bg-fevga", "bg_fevga"),
 ];
 
 /// The computer players' nets shipped beside their plugins: (library
@@ -37,6 +39,9 @@ const NETS: &[(&str, &str)] = &[
     ("bg_caucasian", "caucasian.bgnet"),
     ("bg_plakoto", "plakoto.bgnet"),
     ("bg_hypergammon", "hypergammon.bgnet"),
+    ("bg_trictrac", "trictrac.bgnet"),
+    ("bg_long_nardy", "long_nardy.bgnet"),
+    ("bg_fevga", "fevga.bgnet"),
 ];
 
 fn main() -> Result<()> {

@@ -31,6 +31,10 @@ enum VariantArg {
     Hypergammon,
     Caucasian,
     Plakoto,
+    Trictrac,
+    #[value(name = "long_nardy")]
+    LongNardy,
+    Fevga,
 }
 
 impl VariantArg {
@@ -41,6 +45,9 @@ impl VariantArg {
             VariantArg::Hypergammon => "hypergammon",
             VariantArg::Caucasian => "caucasian",
             VariantArg::Plakoto => "plakoto",
+            VariantArg::Trictrac => "trictrac",
+            VariantArg::LongNardy => "long_nardy",
+            VariantArg::Fevga => "fevga",
         }
     }
 }
@@ -66,6 +73,18 @@ macro_rules! with_variant {
                 let ($v, $checkers) = (&bg_plakoto_rules::Plakoto, 15);
                 $body
             }
+            VariantArg::Trictrac => {
+                let ($v, $checkers) = (&bg_trictrac_rules::TricTrac, 15);
+                $body
+            }
+            VariantArg::LongNardy => {
+                let ($v, $checkers) = (&bg_same_way_rules::LongNardy, 15);
+                $body
+            }
+            VariantArg::Fevga => {
+                let ($v, $checkers) = (&bg_same_way_rules::Fevga, 15);
+                $body
+            }
         }
     };
 }
@@ -81,8 +100,9 @@ enum Against {
 #[derive(Subcommand)]
 enum Command {
     /// Trains a net by self-play (TD(0)), from scratch; logs its strength
-    /// against the random and the heuristic player as it goes, and writes
-    /// the weights at the end.
+    /// against the random and the heuristic player, and against the net
+    /// of the line before, as it goes, and writes the weights at each
+    /// line.
     Train {
         #[arg(long, value_enum)]
         variant: VariantArg,
@@ -261,10 +281,9 @@ fn decisions<V: Variant>(variant: &V, net: &Net, checkers: u8, record: Record) -
         other: record_other,
         ..
     } = record;
-    use bg_engine::position_id::encode;
     let mut rng = StdRng::seed_from_u64(seed);
     let mut other = opponent(against, net, checkers, seed);
-    let mut bot: Box<dyn Player> = match record.plies {
+    let mut bot: Box<dyn Player<V>> = match record.plies {
         0 => Box::new(NetPlayer { net, checkers }),
         _ => Box::new(OnePlyPlayer {
             net,
@@ -275,39 +294,74 @@ fn decisions<V: Variant>(variant: &V, net: &Net, checkers: u8, record: Record) -
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for game in 0..games {
-        let bot_seat = if game % 2 == 0 {
-            bg_engine::Seat::White
+        let (mut bot_side, mut other_side) = (
+            Recording {
+                player: bot.as_mut(),
+                lines: (!record_other).then(Vec::new),
+            },
+            Recording {
+                player: other.as_mut(),
+                lines: record_other.then(Vec::new),
+            },
+        );
+        let players: [&mut dyn Player<V>; 2] = if game % 2 == 0 {
+            [&mut bot_side, &mut other_side]
         } else {
-            bg_engine::Seat::Black
+            [&mut other_side, &mut bot_side]
         };
-        let mut lines = Vec::new();
-        bg_bot::duel::play_game_with_dice(variant, &mut rng, |board, seat, dice, plays| {
-            let chosen = if seat == bot_seat {
-                bot.choose(board, seat, plays)
-            } else {
-                other.choose(board, seat, plays)
-            };
-            if (seat == bot_seat) == record_other {
-                return chosen;
-            }
-            let mut results: Vec<String> =
-                plays.iter().map(|lp| encode(&lp.result, seat)).collect();
-            results.sort();
-            lines.push(format!(
-                "{} {} {} {} {}",
-                encode(board, seat),
-                dice.d1,
-                dice.d2,
-                encode(&plays[chosen].result, seat),
-                results.join(" ")
-            ));
-            chosen
-        })?;
+        bg_bot::duel::play_game(variant, &mut rng, players, &mut |_, _| {})?;
+        let lines = bot_side.lines.or(other_side.lines).unwrap_or_default();
         for line in lines {
             writeln!(out, "{line}")?;
         }
     }
     Ok(())
+}
+
+/// A player whose plays are written down (when `lines` is kept) as
+/// `bg-bot decisions` prints them.
+struct Recording<'a, V: Variant> {
+    player: &'a mut dyn Player<V>,
+    lines: Option<Vec<String>>,
+}
+
+impl<V: Variant> Player<V> for Recording<'_, V> {
+    fn choose(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: bg_engine::Seat,
+        dice: bg_engine::Dice,
+        plays: &[bg_engine::LegalPlay],
+    ) -> usize {
+        use bg_engine::position_id::encode;
+        let chosen = self.player.choose(variant, state, seat, dice, plays);
+        if let Some(lines) = &mut self.lines {
+            let mut results: Vec<String> =
+                plays.iter().map(|lp| encode(&lp.result, seat)).collect();
+            results.sort();
+            lines.push(format!(
+                "{} {} {} {} {}",
+                encode(&variant.board(state), seat),
+                dice.d1,
+                dice.d2,
+                encode(&plays[chosen].result, seat),
+                results.join(" ")
+            ));
+        }
+        chosen
+    }
+
+    fn decide(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: bg_engine::Seat,
+        dice: bg_engine::Dice,
+        decision: &bg_variant_api::Decision,
+    ) -> usize {
+        self.player.decide(variant, state, seat, dice, decision)
+    }
 }
 
 fn name(against: Against) -> &'static str {
@@ -360,7 +414,7 @@ fn measure_at<V: Variant>(
     seed: u64,
 ) -> Result<DuelResult> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut player: Box<dyn Player> = match search {
+    let mut player: Box<dyn Player<V>> = match search {
         Search {
             noise: Some(noise), ..
         } => Box::new(NoisyPlayer {
@@ -382,7 +436,12 @@ fn measure_at<V: Variant>(
 }
 
 /// The player `against` names.
-fn opponent<'a>(against: Against, net: &'a Net, checkers: u8, seed: u64) -> Box<dyn Player + 'a> {
+fn opponent<'a, V: Variant>(
+    against: Against,
+    net: &'a Net,
+    checkers: u8,
+    seed: u64,
+) -> Box<dyn Player<V> + 'a> {
     match against {
         Against::Random => Box::new(RandomPlayer(StdRng::seed_from_u64(seed ^ 0x5eed))),
         Against::Heuristic => Box::new(HeuristicPlayer),
@@ -412,15 +471,34 @@ fn train<V: Variant>(
     };
     let started = Instant::now();
     println!("training: {games} games, {hidden} hidden units, alpha {alpha}, seed {seed}");
+    // The net at the last measure, to measure the next one against.
+    let mut previous: Option<Net> = None;
     for game in 1..=games {
         trainer.train_game()?;
         if game % every == 0 || game == games {
             let random = measure(variant, &trainer.net, checkers, Against::Random, 500, 7)?;
             let heuristic = measure(variant, &trainer.net, checkers, Against::Heuristic, 500, 7)?;
+            let against_previous = match &previous {
+                Some(before) => {
+                    let mut now = NetPlayer {
+                        net: &trainer.net,
+                        checkers,
+                    };
+                    let mut then = NetPlayer {
+                        net: before,
+                        checkers,
+                    };
+                    let mut rng = StdRng::seed_from_u64(7);
+                    let result = duel(variant, &mut now, &mut then, 500, &mut rng)?;
+                    format!(" vs_previous={result}")
+                }
+                None => String::new(),
+            };
             println!(
-                "games={game} seconds={:.0} vs_random={random} vs_heuristic={heuristic}",
+                "games={game} seconds={:.0} vs_random={random} vs_heuristic={heuristic}{against_previous}",
                 started.elapsed().as_secs_f64()
             );
+            previous = Some(trainer.net.clone());
             std::io::stdout().flush()?;
             std::fs::write(out, trainer.net.to_bytes())
                 .with_context(|| format!("writing {}", out.display()))?;
@@ -490,9 +568,18 @@ fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
         keep: 8,
     };
     let some = &positions[..one_ply.min(positions.len())];
+    let standard = bg_standard_rules::Standard;
+    let states = some
+        .iter()
+        .map(|(board, _, _)| {
+            Ok(standard
+                .setup_position(board, &bg_variant_api::Options::new())?
+                .state)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let started = Instant::now();
-    for (board, _, plays) in some {
-        sink += one.choose(board, Seat::White, plays) as f32;
+    for ((_, dice, plays), state) in some.iter().zip(&states) {
+        sink += one.choose(&standard, state, Seat::White, *dice, plays) as f32;
     }
     let per_one = started.elapsed().as_secs_f64() * 1e6 / some.len().max(1) as f64;
     std::hint::black_box(sink);

@@ -4,12 +4,12 @@
 //! It is given no dice source, so it cannot know a die before it is
 //! thrown.
 
-use bg_engine::game::{Command, Match, Phase, Rules, RulesError, RulesErrorKind};
+use bg_engine::game::{Command, Match, Phase, Rules, RulesError, RulesErrorKind, Transition};
 use bg_engine::{Board, Seat};
 use rand::Rng;
 
 use crate::level::Level;
-use crate::search::{CubeAction, CubeEquities, CubeOwner, Evaluation, Evaluator, rank};
+use crate::search::{CubeAction, CubeEquities, CubeOwner, Evaluation, Evaluator, choices, rank};
 
 /// The computer player of one seat: the net and its level.
 #[derive(Clone, Copy)]
@@ -52,11 +52,7 @@ impl Bot<'_> {
             }
             Phase::ResignationOffered => {
                 let offered = m.resignation.map_or(0, |r| r.level);
-                let mine = if m.turn == seat {
-                    self.eval.before_roll(board, seat)
-                } else {
-                    self.eval.after_move(board, seat)
-                };
+                let mine = self.standing(m, board, seat, rules)?;
                 // Accepted when it gives at least what playing on is
                 // expected to win.
                 Ok(if offered as f32 >= mine.equity {
@@ -65,11 +61,73 @@ impl Bot<'_> {
                     Command::DeclineResignation
                 })
             }
-            Phase::Decision | Phase::MatchOver => Err(RulesError {
+            Phase::Decision => self.decide(m, seat, rules, rng),
+            Phase::MatchOver => Err(RulesError {
                 kind: RulesErrorKind::Unsupported,
                 message: format!("the computer player cannot act in phase {:?}", m.phase),
             }),
         }
+    }
+
+    /// What the match as it stands is worth to `seat` (the side to roll
+    /// is `m.turn`): by the board, or with the scoreboard for a net that
+    /// reads one.
+    fn standing<R: Rules + ?Sized>(
+        &self,
+        m: &Match,
+        board: &Board,
+        seat: Seat,
+        rules: &R,
+    ) -> Result<Evaluation, RulesError> {
+        let mover = m.turn.other();
+        let value = if self.eval.net.reads_scores() {
+            let now = Transition::to(m.variant_state.clone());
+            self.eval.after(rules, &now, mover)?
+        } else {
+            self.eval.after_move(board, mover)
+        };
+        Ok(if mover == seat {
+            value
+        } else {
+            value.flipped()
+        })
+    }
+
+    /// The answer to the pending decision: the choice worth most at 0-ply
+    /// ([`choices`]), with the level's noise.
+    fn decide<R: Rules + ?Sized>(
+        &self,
+        m: &Match,
+        seat: Seat,
+        rules: &R,
+        rng: &mut impl Rng,
+    ) -> Result<Command, RulesError> {
+        let decision = m.pending_decision.as_ref().ok_or_else(|| RulesError {
+            kind: RulesErrorKind::InvalidInput,
+            message: "no decision is pending".into(),
+        })?;
+        let values = choices(
+            rules,
+            self.eval,
+            &m.variant_state,
+            seat,
+            m.dice,
+            decision,
+            m.decision_after_play,
+        )?;
+        let chosen = values
+            .iter()
+            .map(|v| v.equity + self.level.noise * normal(rng))
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .and_then(|(i, _)| decision.choices.get(i))
+            .ok_or_else(|| RulesError {
+                kind: RulesErrorKind::VariantFault,
+                message: "a decision without choices".into(),
+            })?;
+        Ok(Command::Decide {
+            choice: chosen.clone(),
+        })
     }
 
     /// The play: the best at the level's search, with its noise.

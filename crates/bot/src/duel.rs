@@ -1,49 +1,30 @@
 //! Games between two players, through a variant's own rules, and what
 //! they come to.
 
-use anyhow::{Result, bail};
-use bg_engine::{Board, Dice, LegalPlay, Seat};
-use bg_variant_api::{Options, Outcome, Variant};
+use anyhow::{Context, Result, bail};
+use bg_engine::{Dice, Seat};
+use bg_variant_api::{Options, Outcome, Transition, Variant};
 use rand::Rng;
 use rand::rngs::StdRng;
 
 use crate::player::Player;
 
-/// Plays one game of `variant` from its start: the opening roll (one die
-/// each, again on a tie; the higher moves with both), then each side rolls
-/// and plays in turn. `choose` picks each play; `moved` sees each side's
-/// board after its move. The game's outcome.
+/// Plays one game of `variant` from its start between `players` (white's,
+/// then black's): the opening roll (one die each, again on a tie; the
+/// higher moves with both), then each side rolls, answers any decision
+/// its roll asks for, and plays, in turn (or rolls again when the variant
+/// says so). `acted` sees what each side's action led to: its play, or a
+/// decision that hands it the dice again. The game's outcome.
 pub fn play_game<V: Variant>(
     variant: &V,
     rng: &mut StdRng,
-    mut choose: impl FnMut(&Board, Seat, &[LegalPlay]) -> usize,
-    mut moved: impl FnMut(Seat, &Board),
-) -> Result<Outcome> {
-    play(
-        variant,
-        rng,
-        |board, seat, _, plays| choose(board, seat, plays),
-        &mut moved,
-    )
-}
-
-/// [`play_game`], where the chooser also sees the dice.
-pub fn play_game_with_dice<V: Variant>(
-    variant: &V,
-    rng: &mut StdRng,
-    choose: impl FnMut(&Board, Seat, Dice, &[LegalPlay]) -> usize,
-) -> Result<Outcome> {
-    play(variant, rng, choose, &mut |_, _| {})
-}
-
-fn play<V: Variant>(
-    variant: &V,
-    rng: &mut StdRng,
-    mut choose: impl FnMut(&Board, Seat, Dice, &[LegalPlay]) -> usize,
-    moved: &mut dyn FnMut(Seat, &Board),
+    players: [&mut dyn Player<V>; 2],
+    acted: &mut dyn FnMut(Seat, &Transition<V::State>),
 ) -> Result<Outcome> {
     let setup = variant.new_game(&Options::new())?;
     let mut state = setup.state;
+    let [white, black] = players;
+    let mut players = [white, black];
     let (mut seat, mut dice) = loop {
         let (white, black) = (rng.random_range(1..=6u8), rng.random_range(1..=6u8));
         if white != black {
@@ -56,23 +37,50 @@ fn play<V: Variant>(
         }
     };
     let mut plays = Vec::new();
-    for _ in 0..10_000 {
-        state = variant.after_roll(&state, seat, dice).state;
-        variant.legal_plays(&state, seat, dice, &mut plays);
-        if plays.is_empty() {
-            bail!("no legal play, not even the empty one");
-        }
-        let index = choose(&variant.board(&state), seat, dice, &plays).min(plays.len() - 1);
-        let t = variant.after_play(&state, seat, &plays[index]);
-        state = t.state;
-        moved(seat, &variant.board(&state));
-        if let Some(outcome) = t.outcome {
+    for _ in 0..20_000 {
+        let player = &mut players[seat.index()];
+        let rolled = variant.after_roll(&state, seat, dice);
+        state = rolled.state;
+        if let Some(outcome) = rolled.outcome {
             return Ok(outcome);
         }
-        seat = t.next_roller.unwrap_or(seat.other());
+        let mut next_roller = None;
+        if let Some(decision) = rolled.decision {
+            let index = player.decide(variant, &state, seat, dice, &decision);
+            let choice = decision
+                .choices
+                .get(index)
+                .context("a decision without choices")?;
+            let t = variant.decide(&state, seat, choice)?;
+            if t.outcome.is_some() || t.next_roller.is_some() {
+                acted(seat, &t);
+            }
+            state = t.state;
+            if let Some(outcome) = t.outcome {
+                return Ok(outcome);
+            }
+            next_roller = t.next_roller;
+        }
+        if next_roller.is_none() {
+            variant.legal_plays(&state, seat, dice, &mut plays);
+            if plays.is_empty() {
+                bail!("no legal play, not even the empty one");
+            }
+            let index = player
+                .choose(variant, &state, seat, dice, &plays)
+                .min(plays.len() - 1);
+            let t = variant.after_play(&state, seat, &plays[index]);
+            acted(seat, &t);
+            state = t.state;
+            if let Some(outcome) = t.outcome {
+                return Ok(outcome);
+            }
+            next_roller = t.next_roller;
+        }
+        seat = next_roller.unwrap_or(seat.other());
         dice = Dice::new(rng.random_range(1..=6), rng.random_range(1..=6))?;
     }
-    bail!("a game of 10,000 turns")
+    bail!("a game of 20,000 turns")
 }
 
 /// What a duel came to, for the first player.
@@ -120,8 +128,8 @@ impl std::fmt::Display for DuelResult {
 /// black in odd ones.
 pub fn duel<V: Variant>(
     variant: &V,
-    a: &mut dyn Player,
-    b: &mut dyn Player,
+    a: &mut dyn Player<V>,
+    b: &mut dyn Player<V>,
     games: u32,
     rng: &mut StdRng,
 ) -> Result<DuelResult> {
@@ -136,18 +144,12 @@ pub fn duel<V: Variant>(
         } else {
             Seat::Black
         };
-        let outcome = play_game(
-            variant,
-            rng,
-            |board, seat, plays| {
-                if seat == a_seat {
-                    a.choose(board, seat, plays)
-                } else {
-                    b.choose(board, seat, plays)
-                }
-            },
-            |_, _| {},
-        )?;
+        let players: [&mut dyn Player<V>; 2] = if a_seat == Seat::White {
+            [&mut *a, &mut *b]
+        } else {
+            [&mut *b, &mut *a]
+        };
+        let outcome = play_game(variant, rng, players, &mut |_, _| {})?;
         let points = i64::from(outcome.level);
         if outcome.winner == Some(a_seat) {
             result.wins += 1;

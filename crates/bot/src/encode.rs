@@ -5,10 +5,12 @@
 //! at least three, and half of any beyond three); its checkers on the bar
 //! (halved) and borne off (as a share of its checkers). The side the
 //! position is seen from comes first; whose roll it is need not be said,
-//! (then, for Plakoto, which checkers are pinned);
 //! since positions are always valued just after a side moved, from that
-//! side's point of view, the other side to roll.
+//! side's point of view, the other side to roll. Then, for Plakoto, which
+//! checkers are pinned; and for a variant scored during play (tric-trac),
+//! what its scoreboard says ([`encode_scores`]).
 
+use bg_engine::game::Scoreboard;
 use bg_engine::{BAR, Board, OFF, Seat};
 
 /// Inputs per side: 4 per point, the bar, the borne-off.
@@ -19,8 +21,22 @@ pub const BOARD_INPUTS: usize = 2 * PER_SIDE;
 /// per side and point: its checker there is pinned. Always 0 elsewhere,
 /// so that a net of those variants never learns a weight for them.
 pub const PIN_INPUTS: usize = 2 * 24;
+/// The tallies of a scoreboard the net reads, per side (the first ones
+/// the variant declares: tric-trac's points, holes, bredouille, rolls of
+/// the relevé, raised stake and flag).
+pub const TALLIES: usize = 6;
+/// A tally's value is read as a share of this (capped at 1): tric-trac's
+/// twelve points a hole and twelve holes a partie.
+pub const TALLY_SCALE: f32 = 12.0;
+/// Then, for variants scored during play, the scoreboard: each side's
+/// [`TALLIES`] tallies, and whether the side that just moved rolls next
+/// (tric-trac's relevé: who goes, or bears off first, throws again).
+/// Always 0 elsewhere.
+pub const SCORE_INPUTS: usize = 2 * TALLIES + 1;
+/// Where the pin inputs end and the score inputs start.
+pub const PINNED_INPUTS: usize = BOARD_INPUTS + PIN_INPUTS;
 /// The net's inputs.
-pub const INPUTS: usize = BOARD_INPUTS + PIN_INPUTS;
+pub const INPUTS: usize = PINNED_INPUTS + SCORE_INPUTS;
 
 /// Writes the inputs of `board` seen from `me` into `out` (length
 /// [`INPUTS`]); `checkers` is the variant's checkers a side.
@@ -44,6 +60,20 @@ pub fn encode(board: &Board, me: Seat, checkers: u8, out: &mut [f32; INPUTS]) {
                 f32::from(u8::from(pinned & (1 << point) != 0));
         }
     }
+    out[PINNED_INPUTS..].fill(0.0);
+}
+
+/// Writes what `scoreboard` says, seen from `me` (who just moved; `rolls
+/// next` if `me` throws again), into the score inputs of `out` (after
+/// [`encode`], which clears them).
+pub fn encode_scores(scoreboard: &Scoreboard, me: Seat, rolls_next: bool, out: &mut [f32; INPUTS]) {
+    for (k, seat) in [me, me.other()].into_iter().enumerate() {
+        for (t, tally) in scoreboard.tallies.iter().take(TALLIES).enumerate() {
+            let value = tally.seats[seat.index()].max(0) as f32;
+            out[PINNED_INPUTS + k * TALLIES + t] = (value / TALLY_SCALE).min(1.0);
+        }
+    }
+    out[PINNED_INPUTS + 2 * TALLIES] = f32::from(u8::from(rolls_next));
 }
 
 #[cfg(test)]

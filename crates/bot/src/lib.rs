@@ -1,9 +1,11 @@
-//! A computer player for the variants on the standard board (the first
-//! part of issue 38): a small neural net that evaluates a position, as
-//! TD-Gammon did, trained here by self-play with temporal-difference
-//! learning; a player that picks the play whose result the net values
-//! most (0-ply); and the players it is measured against (random, and a
-//! one-ply heuristic that knows the basic strategy).
+//! A computer player for the variants on the standard board: a small
+//! neural net that evaluates a position, as TD-Gammon did, trained here
+//! by self-play with temporal-difference learning; the search above it
+//! (0-ply and 1-ply, the cube); and the players it is measured against
+//! (random, and a one-ply heuristic that knows the basic strategy). In a
+//! variant scored during play (tric-trac) the net also reads the
+//! scoreboard, and a play is valued by the state it leads to
+//! ([`scored`]).
 //!
 //! Why TD(0) self-play rather than rollout-supervised training (wildbg's
 //! way): it needs nothing but the rules, it learns the variant's own win
@@ -22,6 +24,7 @@ pub mod encode;
 pub mod level;
 pub mod net;
 pub mod player;
+pub mod scored;
 pub mod search;
 pub mod td;
 
@@ -35,6 +38,9 @@ pub fn trained(variant: &str) -> Option<Net> {
         "hypergammon" => include_bytes!("../weights/hypergammon.bgnet"),
         "caucasian" => include_bytes!("../weights/caucasian.bgnet"),
         "plakoto" => include_bytes!("../weights/plakoto.bgnet"),
+        "trictrac" => include_bytes!("../weights/trictrac.bgnet"),
+        "long_nardy" => include_bytes!("../weights/long_nardy.bgnet"),
+        "fevga" => include_bytes!("../weights/fevga.bgnet"),
         _ => return None,
     };
     Net::from_bytes(bytes).ok()

@@ -8,7 +8,7 @@
 
 use rand::Rng;
 
-use crate::encode::{BOARD_INPUTS, INPUTS};
+use crate::encode::{BOARD_INPUTS, INPUTS, PINNED_INPUTS};
 
 /// The net's outputs.
 pub const OUTPUTS: usize = 5;
@@ -40,13 +40,17 @@ pub struct Activations {
     pub outputs: [f32; OUTPUTS],
 }
 
-/// The file formats: 1 has the board inputs' weights only, 2 all.
-const FORMAT_1: &[u8; 6] = b"BGNET1";
-const FORMAT_2: &[u8; 6] = b"BGNET2";
+/// The file formats, each with the weights of the inputs up to its end:
+/// 1 the board's, 2 the pins' too, 3 the scoreboard's too.
+const FORMATS: [(&[u8; 6], usize); 3] = [
+    (b"BGNET1", BOARD_INPUTS),
+    (b"BGNET2", PINNED_INPUTS),
+    (b"BGNET3", INPUTS),
+];
 
-/// `hidden` units' input weights, as read (each unit's board inputs, or
-/// all its inputs), with every input: the pin inputs' weights 0 if
-/// absent.
+/// `hidden` units' input weights, as read (each unit's first inputs, as
+/// many as its format has), with every input: the weights of the inputs
+/// a format does not have are 0.
 fn pad(by_unit: &[f32], hidden: usize) -> Vec<f32> {
     let given = by_unit.len() / hidden.max(1);
     if given == INPUTS {
@@ -204,24 +208,32 @@ impl Net {
         }
     }
 
-    /// The weights as bytes: `BGNET1` (a net whose pin inputs' weights
-    /// are all 0: the board inputs only) or `BGNET2` (every input), the
-    /// hidden size (u32), then every weight (f32), all little-endian: the
-    /// input weights unit by unit (`hidden` rows of the inputs), the
-    /// hidden biases, the output weights (`OUTPUTS` rows of `hidden`), the
-    /// output biases.
+    /// Whether the net reads a scoreboard (it learnt a weight for one of
+    /// the score inputs): its positions are valued with their scores.
+    pub fn reads_scores(&self) -> bool {
+        self.w1[PINNED_INPUTS * self.hidden..]
+            .iter()
+            .any(|&w| w != 0.0)
+    }
+
+    /// The weights as bytes: the first format whose inputs cover every
+    /// weight that is not 0 (`BGNET1`: the board inputs only, a net that
+    /// never saw a pin or a score; `BGNET2`: with the pins; `BGNET3`:
+    /// every input), the hidden size (u32), then every weight (f32), all
+    /// little-endian: the input weights unit by unit (`hidden` rows of the
+    /// format's inputs), the hidden biases, the output weights (`OUTPUTS`
+    /// rows of `hidden`), the output biases.
     pub fn to_bytes(&self) -> Vec<u8> {
         let by_unit = transpose(&self.w1, INPUTS, self.hidden);
-        let pins = by_unit
-            .chunks(INPUTS)
-            .any(|unit| unit[BOARD_INPUTS..].iter().any(|&w| w != 0.0));
-        // Format 1: the board inputs only (a net that never saw a pin);
-        // format 2: every input.
-        let (magic, inputs) = if pins {
-            (FORMAT_2, INPUTS)
-        } else {
-            (FORMAT_1, BOARD_INPUTS)
+        let used = |end: usize| {
+            by_unit
+                .chunks(INPUTS)
+                .all(|unit| unit[end..].iter().all(|&w| w == 0.0))
         };
+        let (magic, inputs) = FORMATS
+            .into_iter()
+            .find(|&(_, end)| used(end))
+            .unwrap_or(FORMATS[2]);
         let mut out = magic.to_vec();
         out.extend_from_slice(&(self.hidden as u32).to_le_bytes());
         let w1: Vec<f32> = by_unit
@@ -237,14 +249,10 @@ impl Net {
     /// Weights read back; an error for bytes [`to_bytes`](Self::to_bytes)
     /// did not write.
     pub fn from_bytes(bytes: &[u8]) -> Result<Net, String> {
-        let (inputs, rest) = match (
-            bytes.strip_prefix(FORMAT_1.as_slice()),
-            bytes.strip_prefix(FORMAT_2.as_slice()),
-        ) {
-            (Some(rest), _) => (BOARD_INPUTS, rest),
-            (_, Some(rest)) => (INPUTS, rest),
-            _ => return Err("not a net (no BGNET1 or BGNET2 header)".into()),
-        };
+        let (inputs, rest) = FORMATS
+            .iter()
+            .find_map(|&(magic, inputs)| Some((inputs, bytes.strip_prefix(magic.as_slice())?)))
+            .ok_or("not a net (no BGNET1, BGNET2 or BGNET3 header)")?;
         let (size, rest) = rest.split_first_chunk::<4>().ok_or("no hidden size")?;
         let hidden = u32::from_le_bytes(*size) as usize;
         if !(1..=4096).contains(&hidden) {
@@ -295,6 +303,7 @@ mod tests {
         let committed = include_bytes!("../weights/standard.bgnet");
         let net = Net::from_bytes(committed).unwrap();
         assert_eq!(net.to_bytes(), committed.to_vec());
+        assert!(!net.reads_scores());
         let mut pinned = net.clone();
         let mut inputs = [0.0; INPUTS];
         inputs[BOARD_INPUTS + 5] = 1.0;
@@ -302,7 +311,18 @@ mod tests {
         pinned.learn(&inputs, &a, &[1.0, 0.0, 0.0, 0.0, 0.0], 0.1);
         let bytes = pinned.to_bytes();
         assert!(bytes.starts_with(b"BGNET2"));
-        assert_eq!(Net::from_bytes(&bytes), Ok(pinned));
+        assert_eq!(Net::from_bytes(&bytes), Ok(pinned.clone()));
+        assert!(!pinned.reads_scores());
+        // A score learnt: format 3, and the net reads scores.
+        let mut scored = pinned;
+        let mut inputs = [0.0; INPUTS];
+        inputs[PINNED_INPUTS + 2] = 0.5;
+        let a = scored.forward(&inputs);
+        scored.learn(&inputs, &a, &[1.0, 0.0, 0.0, 0.0, 0.0], 0.1);
+        let bytes = scored.to_bytes();
+        assert!(bytes.starts_with(b"BGNET3"));
+        assert!(scored.reads_scores());
+        assert_eq!(Net::from_bytes(&bytes), Ok(scored));
     }
 
     #[test]

@@ -1,16 +1,41 @@
-//! Players: each picks one of the legal plays of a position.
+//! Players: each picks one of the legal plays of a position, and answers
+//! a variant's decisions (tric-trac's stay or go).
 
-use bg_engine::{BAR, Board, LegalPlay, OFF, Seat};
+use bg_engine::{BAR, Board, Dice, Geometry, LegalPlay, OFF, Seat};
+use bg_variant_api::{Decision, Variant};
 use rand::Rng;
 use rand::rngs::StdRng;
 
 use crate::encode::{INPUTS, encode};
 use crate::net::{Net, equity};
+use crate::scored;
 
-/// Picks a play.
-pub trait Player {
-    /// The index in `plays` (never empty) of the play `seat` makes.
-    fn choose(&mut self, board: &Board, seat: Seat, plays: &[LegalPlay]) -> usize;
+/// Picks a play, and answers decisions.
+pub trait Player<V: Variant> {
+    /// The index in `plays` (never empty) of the play `seat` makes with
+    /// `dice` in `state`.
+    fn choose(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        dice: Dice,
+        plays: &[LegalPlay],
+    ) -> usize;
+
+    /// The index of `seat`'s answer among `decision`'s choices, its roll
+    /// being `dice`. The first choice unless the player knows better.
+    fn decide(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        dice: Dice,
+        decision: &Decision,
+    ) -> usize {
+        let _ = (variant, state, seat, dice, decision);
+        0
+    }
 }
 
 /// The net's player at 0-ply: the play whose result the net values most
@@ -37,18 +62,45 @@ impl NetPlayer<'_> {
     }
 }
 
-impl Player for NetPlayer<'_> {
-    fn choose(&mut self, _: &Board, seat: Seat, plays: &[LegalPlay]) -> usize {
+impl<V: Variant> Player<V> for NetPlayer<'_> {
+    fn choose(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        _: Dice,
+        plays: &[LegalPlay],
+    ) -> usize {
+        if scored::scores(variant) {
+            let values = scored::Values::new(self.net, self.checkers, variant);
+            return values.best_play(state, seat, plays).0;
+        }
         self.best(seat, plays).0
+    }
+
+    fn decide(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        dice: Dice,
+        decision: &Decision,
+    ) -> usize {
+        let values = scored::Values::new(self.net, self.checkers, variant);
+        values.best_choice(state, seat, dice, decision).0
     }
 }
 
 /// A play at random: the floor every player must beat.
 pub struct RandomPlayer(pub StdRng);
 
-impl Player for RandomPlayer {
-    fn choose(&mut self, _: &Board, _: Seat, plays: &[LegalPlay]) -> usize {
+impl<V: Variant> Player<V> for RandomPlayer {
+    fn choose(&mut self, _: &V, _: &V::State, _: Seat, _: Dice, plays: &[LegalPlay]) -> usize {
         self.0.random_range(0..plays.len())
+    }
+
+    fn decide(&mut self, _: &V, _: &V::State, _: Seat, _: Dice, decision: &Decision) -> usize {
+        self.0.random_range(0..decision.choices.len().max(1))
     }
 }
 
@@ -56,11 +108,35 @@ impl Player for RandomPlayer {
 /// scores best on the race (pips), points made (home points counting
 /// more), the other side's checkers hit or pinned (a pinned mother checker
 /// counting most), checkers borne off, and blots left where the other
-/// side's checkers can reach them.
+/// side's checkers can reach them. In a variant scored during play
+/// (tric-trac), the points per roll instead ([`scored::points_per_roll`]).
 pub struct HeuristicPlayer;
 
 impl HeuristicPlayer {
-    /// The score of `board` for `me`.
+    /// The score of `board` for `me`, on a board of `geometry`: where
+    /// both sides move the same way round (long nardy, Fevga) nothing is
+    /// hit and one checker holds a point, so a point is made by one
+    /// checker and a lone checker is no blot.
+    pub fn score_in(board: &Board, me: Seat, geometry: Geometry) -> f32 {
+        if geometry == Geometry::Opposed {
+            return HeuristicPlayer::score(board, me);
+        }
+        let (mine, theirs) = (
+            &board.checkers[me.index()],
+            &board.checkers[me.other().index()],
+        );
+        let pips =
+            |side: &[u8; 26]| -> f32 { (1..=24).map(|p| p as f32 * f32::from(side[p])).sum() };
+        let mut score = (pips(theirs) - pips(mine)) / 10.0;
+        for (p, &n) in mine.iter().enumerate().take(25).skip(1) {
+            if n >= 1 {
+                score += if p <= 6 { 1.5 } else { 1.0 };
+            }
+        }
+        score + 0.5 * f32::from(mine[usize::from(OFF)])
+    }
+
+    /// The score of `board` for `me` (backgammon's geometry).
     pub fn score(board: &Board, me: Seat) -> f32 {
         let (mine, theirs) = (
             &board.checkers[me.index()],
@@ -99,16 +175,46 @@ impl HeuristicPlayer {
     }
 }
 
-impl Player for HeuristicPlayer {
-    fn choose(&mut self, _: &Board, seat: Seat, plays: &[LegalPlay]) -> usize {
+impl<V: Variant> Player<V> for HeuristicPlayer {
+    fn choose(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        _: Dice,
+        plays: &[LegalPlay],
+    ) -> usize {
+        if scored::scores(variant) {
+            return scored::best_by_points(variant, state, seat, plays);
+        }
+        let geometry = geometry(variant);
         let mut best = (0, f32::NEG_INFINITY);
         for (i, lp) in plays.iter().enumerate() {
-            let s = HeuristicPlayer::score(&lp.result, seat);
+            let s = HeuristicPlayer::score_in(&lp.result, seat, geometry);
             if s > best.1 {
                 best = (i, s);
             }
         }
         best.0
+    }
+
+    fn decide(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        dice: Dice,
+        decision: &Decision,
+    ) -> usize {
+        scored::choice_by_points(variant, state, seat, dice, decision)
+    }
+}
+
+/// The geometry `variant` declares.
+pub fn geometry<V: Variant>(variant: &V) -> Geometry {
+    match bg_variant_api::proto::Geometry::try_from(variant.info().geometry) {
+        Ok(bg_variant_api::proto::Geometry::SameWay) => Geometry::SameWay,
+        _ => Geometry::Opposed,
     }
 }
 
@@ -117,14 +223,14 @@ impl Player for HeuristicPlayer {
 /// position after its best reply at 0-ply (seen from this side); the
 /// best of those is played. About 21 times the work of 0-ply per play
 /// kept.
-pub struct OnePlyPlayer<'a, V: bg_variant_api::Variant> {
+pub struct OnePlyPlayer<'a, V: Variant> {
     pub net: &'a Net,
     pub checkers: u8,
     pub variant: &'a V,
     pub keep: usize,
 }
 
-impl<V: bg_variant_api::Variant> OnePlyPlayer<'_, V> {
+impl<V: Variant> OnePlyPlayer<'_, V> {
     /// The value of `result` for `seat`, who just moved there, looking one
     /// roll ahead (`None` if the variant cannot set the position up).
     fn look_ahead(&self, result: &Board, seat: Seat, replies: &mut Vec<LegalPlay>) -> Option<f32> {
@@ -156,8 +262,38 @@ impl<V: bg_variant_api::Variant> OnePlyPlayer<'_, V> {
     }
 }
 
-impl<V: bg_variant_api::Variant> Player for OnePlyPlayer<'_, V> {
-    fn choose(&mut self, _: &Board, seat: Seat, plays: &[LegalPlay]) -> usize {
+impl<V: Variant> OnePlyPlayer<'_, V> {
+    /// In a variant scored during play: the `keep` best plays at 0-ply
+    /// valued one roll ahead by what each leads to ([`scored::Values`]).
+    fn choose_scored(&self, state: &V::State, seat: Seat, plays: &[LegalPlay]) -> usize {
+        let values = scored::Values::new(self.net, self.checkers, self.variant);
+        let mut ranked: Vec<(usize, f32)> = values
+            .plays(state, seat, plays)
+            .into_iter()
+            .enumerate()
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        ranked
+            .iter()
+            .take(self.keep.max(1))
+            .map(|&(i, _)| (i, values.one_ply(state, seat, &plays[i])))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(0, |(i, _)| i)
+    }
+}
+
+impl<V: Variant> Player<V> for OnePlyPlayer<'_, V> {
+    fn choose(
+        &mut self,
+        _: &V,
+        state: &V::State,
+        seat: Seat,
+        _: Dice,
+        plays: &[LegalPlay],
+    ) -> usize {
+        if scored::scores(self.variant) {
+            return self.choose_scored(state, seat, plays);
+        }
         let zero = NetPlayer {
             net: self.net,
             checkers: self.checkers,
@@ -191,6 +327,18 @@ impl<V: bg_variant_api::Variant> Player for OnePlyPlayer<'_, V> {
         }
         best.0
     }
+
+    fn decide(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        dice: Dice,
+        decision: &Decision,
+    ) -> usize {
+        let values = scored::Values::new(self.net, self.checkers, variant);
+        values.best_choice(state, seat, dice, decision).0
+    }
 }
 
 /// A weaker player for people: the net at 0-ply with noise added to the
@@ -208,19 +356,54 @@ impl NoisyPlayer<'_> {
     fn normal(&mut self) -> f32 {
         crate::act::normal(&mut self.rng)
     }
-}
 
-impl Player for NoisyPlayer<'_> {
-    fn choose(&mut self, _: &Board, seat: Seat, plays: &[LegalPlay]) -> usize {
-        let mut inputs = [0.0; INPUTS];
+    /// The index of the highest of `values`, each with its noise.
+    fn noisy_best(&mut self, values: Vec<f32>) -> usize {
         let mut best = (0, f32::NEG_INFINITY);
-        for (i, lp) in plays.iter().enumerate() {
-            encode(&lp.result, seat, self.checkers, &mut inputs);
-            let value = equity(&self.net.outputs(&inputs)) + self.noise * self.normal();
+        for (i, value) in values.into_iter().enumerate() {
+            let value = value + self.noise * self.normal();
             if value > best.1 {
                 best = (i, value);
             }
         }
         best.0
+    }
+}
+
+impl<V: Variant> Player<V> for NoisyPlayer<'_> {
+    fn choose(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        _: Dice,
+        plays: &[LegalPlay],
+    ) -> usize {
+        let values = if scored::scores(variant) {
+            scored::Values::new(self.net, self.checkers, variant).plays(state, seat, plays)
+        } else {
+            let mut inputs = [0.0; INPUTS];
+            plays
+                .iter()
+                .map(|lp| {
+                    encode(&lp.result, seat, self.checkers, &mut inputs);
+                    equity(&self.net.outputs(&inputs))
+                })
+                .collect()
+        };
+        self.noisy_best(values)
+    }
+
+    fn decide(
+        &mut self,
+        variant: &V,
+        state: &V::State,
+        seat: Seat,
+        dice: Dice,
+        decision: &Decision,
+    ) -> usize {
+        let values = scored::Values::new(self.net, self.checkers, variant);
+        let choices = values.choices(state, seat, dice, decision);
+        self.noisy_best(choices)
     }
 }

@@ -6,10 +6,10 @@
 //! Values are cubeless, for the side that plays, in points a game (1 a
 //! single win, 2 a gammon...), from the net's five outputs.
 
-use bg_engine::game::{Outcome, Rules, RulesError, RulesErrorKind};
+use bg_engine::game::{Decision, Outcome, Rules, RulesError, RulesErrorKind, Transition};
 use bg_engine::{Board, Dice, LegalPlay, Seat};
 
-use crate::encode::{INPUTS, encode};
+use crate::encode::{INPUTS, encode, encode_scores};
 use crate::net::{Net, OUTPUTS, equity, flip};
 use crate::td::target;
 
@@ -67,6 +67,30 @@ impl Evaluator<'_> {
         self.after_move(board, seat.other()).flipped()
     }
 
+    /// What `t`, an action of `mover` under `rules`, led to, valued by
+    /// `mover`: the game's outcome if it ended, else the net's value of
+    /// the board and (for a net that reads them, of a variant scored
+    /// during play) the scoreboard, with whether `mover` throws again.
+    pub fn after<R: Rules + ?Sized>(
+        &self,
+        rules: &R,
+        t: &Transition<Vec<u8>>,
+        mover: Seat,
+    ) -> Result<Evaluation, RulesError> {
+        if let Some(outcome) = &t.outcome {
+            return Ok(Evaluation::of_outcome(outcome, mover));
+        }
+        let mut inputs = [0.0; INPUTS];
+        encode(&rules.board(&t.state)?, mover, self.checkers, &mut inputs);
+        if self.net.reads_scores()
+            && let Some(scoreboard) = rules.scoreboard(&t.state)?
+        {
+            let rolls_next = t.next_roller == Some(mover);
+            encode_scores(&scoreboard, mover, rolls_next, &mut inputs);
+        }
+        Ok(Evaluation::of(self.net.outputs(&inputs)))
+    }
+
     /// The best of `plays` for `seat` at 0-ply: its index and value.
     fn best(&self, seat: Seat, plays: &[LegalPlay]) -> Option<(usize, Evaluation)> {
         plays
@@ -100,12 +124,12 @@ pub fn rank<R: Rules + ?Sized>(
     plays: &[LegalPlay],
     plies: u8,
 ) -> Result<Vec<Ranked>, RulesError> {
-    let mut ranked: Vec<Ranked> = plays
-        .iter()
+    let mut ranked: Vec<Ranked> = zero_ply(rules, eval, state, seat, dice, plays)?
+        .into_iter()
         .enumerate()
-        .map(|(index, lp)| Ranked {
+        .map(|(index, value)| Ranked {
             index,
-            value: eval.after_move(&lp.result, seat),
+            value,
             plies: 0,
         })
         .collect();
@@ -124,6 +148,74 @@ pub fn rank<R: Rules + ?Sized>(
     Ok(ranked)
 }
 
+/// Each of `plays` valued at 0-ply: by its result's board, or, for a net
+/// that reads a scoreboard, by what the play leads to (the points it
+/// gives away, a relevé, the game's end).
+fn zero_ply<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    state: &[u8],
+    seat: Seat,
+    dice: Dice,
+    plays: &[LegalPlay],
+) -> Result<Vec<Evaluation>, RulesError> {
+    if !eval.net.reads_scores() {
+        return Ok(plays
+            .iter()
+            .map(|lp| eval.after_move(&lp.result, seat))
+            .collect());
+    }
+    plays
+        .iter()
+        .map(|lp| eval.after(rules, &rules.apply_play(state, seat, dice, &lp.play)?, seat))
+        .collect()
+}
+
+/// The best of `plays` at 0-ply (`None` if there is none).
+fn best_play<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    state: &[u8],
+    seat: Seat,
+    dice: Dice,
+    plays: &[LegalPlay],
+) -> Result<Option<Evaluation>, RulesError> {
+    Ok(zero_ply(rules, eval, state, seat, dice, plays)?
+        .into_iter()
+        .max_by(|a, b| a.equity.total_cmp(&b.equity)))
+}
+
+/// Each choice of `decision`, asked of `seat` in `state`, valued by `seat`
+/// at 0-ply by what follows it: the game's end, the dice handed to a seat,
+/// or the turn's end when the decision came after the play; else `seat`'s
+/// best play with its `dice`.
+pub fn choices<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    state: &[u8],
+    seat: Seat,
+    dice: Option<Dice>,
+    decision: &Decision,
+    after_play: bool,
+) -> Result<Vec<Evaluation>, RulesError> {
+    decision
+        .choices
+        .iter()
+        .map(|choice| {
+            let t = rules.decide(state, seat, choice)?;
+            let settled = t.outcome.is_some() || t.next_roller.is_some() || t.decision.is_some();
+            match dice {
+                Some(dice) if !settled && !after_play => {
+                    let plays = rules.legal_plays(&t.state, seat, dice)?;
+                    best_play(rules, eval, &t.state, seat, dice, &plays)?
+                        .ok_or_else(|| fault("no legal play, not even the empty one".into()))
+                }
+                _ => eval.after(rules, &t, seat),
+            }
+        })
+        .collect()
+}
+
 fn by_equity(ranked: &mut [Ranked]) {
     ranked.sort_by(|a, b| b.value.equity.total_cmp(&a.value.equity));
 }
@@ -138,8 +230,9 @@ fn one_ply<R: Rules + ?Sized>(
     play: &bg_engine::Play,
 ) -> Result<Evaluation, RulesError> {
     let after = rules.apply_play(state, seat, dice, play)?;
-    if let Some(outcome) = &after.outcome {
-        return Ok(Evaluation::of_outcome(outcome, seat));
+    // The game is over, or a seat throws again: valued as it stands.
+    if after.outcome.is_some() || after.next_roller.is_some() {
+        return eval.after(rules, &after, seat);
     }
     let other = seat.other();
     let mut sum = [0.0f32; OUTPUTS];
@@ -148,14 +241,32 @@ fn one_ply<R: Rules + ?Sized>(
             let weight = if d1 == d2 { 1.0 } else { 2.0 };
             let roll = Dice::new(d1, d2).map_err(|e| fault(e.to_string()))?;
             let rolled = rules.after_roll(&after.state, other, roll)?;
-            let value = match &rolled.outcome {
-                Some(outcome) => Evaluation::of_outcome(outcome, seat),
-                None => {
+            let value = match (&rolled.outcome, &rolled.decision) {
+                (Some(outcome), _) => Evaluation::of_outcome(outcome, seat),
+                // The roll asks the other side to decide: its best choice.
+                (None, Some(decision)) => choices(
+                    rules,
+                    eval,
+                    &rolled.state,
+                    other,
+                    Some(roll),
+                    decision,
+                    false,
+                )?
+                .into_iter()
+                .max_by(|a, b| a.equity.total_cmp(&b.equity))
+                .ok_or_else(|| fault("a decision without choices".into()))?
+                .flipped(),
+                (None, None) => {
                     let replies = rules.legal_plays(&rolled.state, other, roll)?;
-                    let (_, theirs) = eval
-                        .best(other, &replies)
-                        .ok_or_else(|| fault("no legal play, not even the empty one".into()))?;
-                    theirs.flipped()
+                    let theirs = if eval.net.reads_scores() {
+                        best_play(rules, eval, &rolled.state, other, roll, &replies)?
+                    } else {
+                        eval.best(other, &replies).map(|(_, value)| value)
+                    };
+                    theirs
+                        .ok_or_else(|| fault("no legal play, not even the empty one".into()))?
+                        .flipped()
                 }
             };
             for (s, v) in sum.iter_mut().zip(value.outputs) {

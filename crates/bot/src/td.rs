@@ -7,14 +7,15 @@
 //! a game are moved toward its outcome.
 
 use anyhow::Result;
-use bg_engine::{Board, Seat};
+use bg_engine::Seat;
 use bg_variant_api::{Outcome, Variant};
 use rand::rngs::StdRng;
 
 use crate::duel::play_game;
-use crate::encode::{INPUTS, encode};
+use crate::encode::INPUTS;
 use crate::net::{Activations, Net, OUTPUTS, flip};
 use crate::player::NetPlayer;
+use crate::scored;
 
 /// What an outcome is worth in the net's outputs, for `me`.
 pub fn target(outcome: &Outcome, me: Seat) -> [f32; OUTPUTS] {
@@ -44,38 +45,39 @@ pub struct Trainer<'v, V: Variant> {
 }
 
 impl<V: Variant> Trainer<'_, V> {
-    /// Plays one game against itself, learning from each move.
+    /// Plays one game against itself, learning from each action.
     pub fn train_game(&mut self) -> Result<Outcome> {
-        let checkers = self.checkers;
+        let (variant, checkers) = (self.variant, self.checkers);
         let chooser = self.net.clone();
-        let mut positions: Vec<(Seat, Board)> = Vec::new();
+        let player = |net| NetPlayer { net, checkers };
+        let (mut white, mut black) = (player(&chooser), player(&chooser));
+        // Each position a side's action led to, as the net reads it.
+        let mut positions: Vec<(Seat, Box<[f32; INPUTS]>)> = Vec::new();
         let outcome = play_game(
-            self.variant,
+            variant,
             &mut self.rng,
-            |_, seat, plays| {
-                NetPlayer {
-                    net: &chooser,
-                    checkers,
-                }
-                .best(seat, plays)
-                .0
+            [&mut white, &mut black],
+            &mut |seat, t| {
+                let mut inputs = Box::new([0.0; INPUTS]);
+                scored::encode_after(variant, t, seat, checkers, &mut inputs);
+                positions.push((seat, inputs));
             },
-            |seat, board| positions.push((seat, *board)),
         )?;
         // Updates from the last position back: each toward the value of
-        // the next (from its mover's side), the last toward the outcome.
-        let mut inputs = [0.0; INPUTS];
-        let mut next: [Option<[f32; OUTPUTS]>; 2] = [None, None];
-        for (n, &(seat, board)) in positions.iter().rev().enumerate() {
-            encode(&board, seat, checkers, &mut inputs);
-            let a: Activations = self.net.forward(&inputs);
-            let goal = match next[seat.other().index()] {
-                Some(reply) => flip(&reply),
-                None => target(&outcome, seat),
+        // the one that follows it (seen from its own side), the last
+        // toward the outcome.
+        let mut following: Option<(Seat, [f32; OUTPUTS])> = None;
+        for (seat, inputs) in positions.iter().rev() {
+            let a: Activations = self.net.forward(inputs);
+            let goal = match following {
+                Some((s, value)) if s == *seat => value,
+                Some((_, value)) => flip(&value),
+                None => target(&outcome, *seat),
             };
-            self.net.learn(&inputs, &a, &goal, self.alpha);
+            self.net.learn(inputs, &a, &goal, self.alpha);
             // The final position's value is the outcome itself.
-            next[seat.index()] = Some(if n == 0 { goal } else { a.outputs });
+            let value = if following.is_none() { goal } else { a.outputs };
+            following = Some((*seat, value));
         }
         Ok(outcome)
     }

@@ -126,7 +126,13 @@ fn one_ply_takes_the_play_that_ends_the_game() {
         keep: 8,
     };
     use bg_bot::player::Player;
-    let chosen = player.choose(&board, Seat::White, &plays);
+    let chosen = player.choose(
+        &variant,
+        &state,
+        Seat::White,
+        Dice::new(6, 5).unwrap(),
+        &plays,
+    );
     assert_eq!(plays[chosen].result.off(Seat::White), 3, "{plays:?}");
 }
 
@@ -162,4 +168,58 @@ fn each_level_with_more_noise_wins_less() {
         beginner + 0.15 < intermediate,
         "{beginner} against {intermediate}"
     );
+}
+
+/// Tric-trac's net (it reads the scoreboard) wins parties against the
+/// random player and the points-per-roll player, staying and going by
+/// what follows each choice (docs/bot.md measures 1,000 parties each).
+#[test]
+fn the_trictrac_net_beats_the_random_and_the_points_per_roll_player() {
+    let net = committed("trictrac");
+    assert!(net.reads_scores());
+    let variant = bg_trictrac_rules::TricTrac;
+    let mut player = NetPlayer {
+        net: &net,
+        checkers: 15,
+    };
+    let mut rng = StdRng::seed_from_u64(38);
+    let random = duel(
+        &variant,
+        &mut player,
+        &mut RandomPlayer(StdRng::seed_from_u64(39)),
+        100,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(random.win_rate() > 0.9, "{random}");
+    let heuristic = duel(&variant, &mut player, &mut HeuristicPlayer, 200, &mut rng).unwrap();
+    assert!(heuristic.win_rate() > 0.7, "{heuristic}");
+}
+
+/// Long nardy's and Fevga's nets (both sides the same way round) beat the
+/// random player and the heuristic player that knows their geometry
+/// (docs/bot.md measures 1,000 games each).
+#[test]
+fn the_long_nardy_and_fevga_nets_beat_the_random_and_the_heuristic_player() {
+    fn measure<V: bg_variant_api::Variant>(variant: &V, name: &str, seed: u64) {
+        let net = committed(name);
+        let mut player = NetPlayer {
+            net: &net,
+            checkers: 15,
+        };
+        let mut rng = StdRng::seed_from_u64(seed);
+        let random = duel(
+            variant,
+            &mut player,
+            &mut RandomPlayer(StdRng::seed_from_u64(seed + 1)),
+            300,
+            &mut rng,
+        )
+        .unwrap();
+        assert!(random.win_rate() > 0.85, "{name}: {random}");
+        let heuristic = duel(variant, &mut player, &mut HeuristicPlayer, 300, &mut rng).unwrap();
+        assert!(heuristic.win_rate() > 0.55, "{name}: {heuristic}");
+    }
+    measure(&bg_same_way_rules::LongNardy, "long_nardy", 390);
+    measure(&bg_same_way_rules::Fevga, "fevga", 391);
 }

@@ -683,6 +683,7 @@ pub async fn hint(
             board: Some(crate::client::board_of_position_id(
                 id,
                 bg_engine::CHECKERS,
+                bg_engine::Geometry::Opposed,
             )?),
             seat: pb::Seat::White as i32,
             dice: Some(pb::Dice {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use bg_api::v1 as pb;
 use bg_api::v1::game_service_client::GameServiceClient;
-use bg_engine::Seat;
+use bg_engine::{Geometry, Seat};
 use serde::{Deserialize, Serialize};
 use tonic::Request;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
@@ -346,8 +346,15 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
     out.push('\n');
     out.push_str(" 12  11  10   9   8   7 |  6   5   4   3   2   1\n");
     if let Some(b) = &game.board {
+        let black_moves = if game.geometry() == pb::Geometry::SameWay {
+            // Both the same way round: black from white's 12 down to 1,
+            // then from 24 down to 13.
+            "O = black (moves 12 -> 1, then 24 -> 13: the same way round)"
+        } else {
+            "O = black (moves 1 -> 24)"
+        };
         out.push_str(&format!(
-            "X = white (moves 24 -> 1)   bar: X {} O {}   off: X {} O {}\n",
+            "X = white (moves 24 -> 1)   {black_moves}\nbar: X {} O {}   off: X {} O {}\n",
             b.white_bar, b.black_bar, b.white_off, b.black_off
         ));
         for pin in &b.pins {
@@ -702,9 +709,10 @@ fn render_last_roll(b: &pb::Scoreboard) -> String {
 }
 
 /// The board of a gnubg Position ID, read with white on roll, for a
-/// variant played with `checkers` a side (0: 15), in the API's format
-/// (white's numbering; black's checkers negative).
-pub fn board_of_position_id(id: &str, checkers: u8) -> Result<pb::Board> {
+/// variant played with `checkers` a side (0: 15) on a board of
+/// `geometry`, in the API's format (white's numbering; black's checkers
+/// negative).
+pub fn board_of_position_id(id: &str, checkers: u8, geometry: Geometry) -> Result<pb::Board> {
     let checkers = if checkers == 0 {
         bg_engine::CHECKERS
     } else {
@@ -714,7 +722,8 @@ pub fn board_of_position_id(id: &str, checkers: u8) -> Result<pb::Board> {
         .with_context(|| format!("{id:?} is not a gnubg Position ID"))?;
     let points = (1..=24u8)
         .map(|p| {
-            i32::from(board.count(Seat::White, p)) - i32::from(board.count(Seat::Black, 25 - p))
+            i32::from(board.count(Seat::White, p))
+                - i32::from(board.count(Seat::Black, geometry.for_white(Seat::Black, p)))
         })
         .collect();
     Ok(pb::Board {
@@ -847,5 +856,38 @@ mod clock_tests {
             render_clock(&clock, now(1_072_000)),
             "clock: white 14:00, black 9:00, black's time runs\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod board_tests {
+    use super::*;
+
+    /// Long nardy's start: white's head on its 24 (top right), black's on
+    /// white's 12 (bottom left), and the direction of each side said.
+    #[test]
+    fn a_same_way_board_says_each_sides_direction() {
+        let mut points = vec![0; 24];
+        points[23] = 15;
+        points[11] = -15;
+        let game = pb::Game {
+            variant: "long_nardy".into(),
+            board: Some(pb::Board {
+                points,
+                ..Default::default()
+            }),
+            geometry: pb::Geometry::SameWay as i32,
+            ..Default::default()
+        };
+        let text = render(&game);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[2].ends_with("15X "), "{text}");
+        assert!(lines[3].starts_with("15O "), "{text}");
+        assert!(text.contains("moves 12 -> 1, then 24 -> 13"), "{text}");
+        let opposed = render(&pb::Game {
+            geometry: pb::Geometry::Opposed as i32,
+            ..game
+        });
+        assert!(opposed.contains("O = black (moves 1 -> 24)"), "{opposed}");
     }
 }

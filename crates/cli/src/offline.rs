@@ -212,6 +212,9 @@ pub fn hint(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
     })?;
     let net =
         bg_bot::Net::from_bytes(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if net.reads_scores() {
+        return hint_scored(&plugin, &net, corpus);
+    }
     let player = bg_bot::player::NetPlayer {
         net: &net,
         checkers: plugin.checkers(),
@@ -228,6 +231,50 @@ pub fn hint(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
             p.dice.d1,
             p.dice.d2,
             position_id::encode(&plays[chosen].result, Seat::White)
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// [`hint`] for a variant scored during play (tric-trac), whose net reads
+/// the scoreboard: each line as `jans` takes it (`POSITION_ID DIE1 DIE2
+/// ROLL`, ROLL from 1), the roll made (`after_roll`: its points marked),
+/// then the plays ranked by what each leads to, at 0-ply, as the server's
+/// computer player ranks them. The line is echoed (with its ROLL).
+fn hint_scored(plugin: &Arc<Plugin>, net: &bg_bot::Net, corpus: &Path) -> Result<()> {
+    use bg_engine::game::Rules;
+    let eval = bg_bot::search::Evaluator {
+        net,
+        checkers: plugin.checkers(),
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for (at, fields) in corpus_lines(corpus)? {
+        let roll: u32 = match fields.get(3).map(|r| r.parse::<u32>()) {
+            Some(Ok(roll)) if roll >= 1 => roll,
+            _ => bail!("{at}: expected POSITION_ID DIE1 DIE2 ROLL (ROLL from 1)"),
+        };
+        let options: std::collections::BTreeMap<String, String> =
+            [("start_rolls".to_string(), format!("{},0", roll - 1))]
+                .into_iter()
+                .collect();
+        let p = position(plugin, &at, &fields, &options)?;
+        let rules = bg_plugin_host::VariantRules::new(plugin.clone(), options);
+        let rolled = rules.after_roll(&p.state, Seat::White, p.dice)?;
+        let legal = rules.legal_plays(&rolled.state, Seat::White, p.dice)?;
+        let ranked =
+            bg_bot::search::rank(&rules, eval, &rolled.state, Seat::White, p.dice, &legal, 0)?;
+        let best = ranked
+            .first()
+            .context("no legal play, not even the empty one")?;
+        writeln!(
+            out,
+            "{} {} {} {roll} {} {:.4}",
+            p.id,
+            p.dice.d1,
+            p.dice.d2,
+            position_id::encode(&legal[best.index].result, Seat::White),
+            best.value.equity
         )?;
     }
     out.flush()?;

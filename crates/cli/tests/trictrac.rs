@@ -1,37 +1,17 @@
 //! `bgctl plays` and `bgctl jans` for tric-trac, through the plugin loaded
 //! from its file, on worked examples of docs/trictrac.md §6.
 
-use std::process::Command;
-
 use bg_engine::{Board, Seat, position_id};
-use bg_tests::plugin_dir;
 use bg_trictrac_rules::view::board_from_fields as board;
 
 fn bgctl(command: &str, corpus: &str) -> String {
-    let dir = plugin_dir(&[("bg_trictrac", "libbg_trictrac.so")]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bgctl"))
-        .arg("--plugin-dir")
-        .arg(dir.path())
-        .args([command, "--variant", "trictrac", "--corpus", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(corpus.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    bg_tests::bgctl_offline(
+        env!("CARGO_BIN_EXE_bgctl").as_ref(),
+        command,
+        "trictrac",
+        "bg_trictrac",
+        corpus,
+    )
 }
 
 /// T8 (Lepeintre ch. II): white's 6-5 scores 20 (hits and the corner);
@@ -129,4 +109,47 @@ fn bgctl_plays_lists_tric_trac_plays_as_position_ids() {
         out.trim_end(),
         format!("{id} 6 5 1 {}", position_id::encode(&after, Seat::White))
     );
+}
+
+/// `bgctl hint` for tric-trac (its net reads the scoreboard) takes the
+/// lines `bgctl jans` takes, echoes each, and adds the chosen play's
+/// result, one of those `bgctl plays` lists for the same line, and its
+/// equity.
+#[test]
+fn bgctl_hint_chooses_one_of_the_legal_plays_of_each_jans_line() {
+    let t8 = board(
+        &[(1, 9), (4, 1), (5, 1), (7, 1), (8, 1), (12, 2)],
+        &[
+            (24, 7),
+            (23, 1),
+            (22, 1),
+            (21, 1),
+            (20, 1),
+            (19, 1),
+            (18, 1),
+            (17, 1),
+            (16, 1),
+        ],
+    );
+    let t14 = board(&[(1, 11), (2, 1), (5, 1), (6, 1), (7, 1)], &[(24, 15)]);
+    let id = |b: &Board| position_id::encode(b, Seat::White);
+    let corpus = format!(
+        "{} 6 5 10\n{} 3 2 3\n{} 5 5 1\n",
+        id(&t8),
+        id(&t14),
+        id(&board(&[(1, 15)], &[(24, 15)]))
+    );
+    let hints = bgctl("hint", &corpus);
+    let plays = bgctl("plays", &corpus);
+    let (hints, plays): (Vec<&str>, Vec<&str>) = (hints.lines().collect(), plays.lines().collect());
+    assert_eq!(hints.len(), 3, "{hints:?}");
+    for ((hint, legal), line) in hints.iter().zip(&plays).zip(corpus.lines()) {
+        let fields: Vec<&str> = hint.split_whitespace().collect();
+        assert_eq!(fields.len(), 6, "{hint}");
+        assert_eq!(fields[..4].join(" "), line, "the line is echoed");
+        let results: Vec<&str> = legal.split_whitespace().skip(4).collect();
+        assert!(results.contains(&fields[4]), "{hint} not among {legal}");
+        let equity: f64 = fields[5].parse().unwrap();
+        assert!((-4.0..=4.0).contains(&equity), "{hint}");
+    }
 }

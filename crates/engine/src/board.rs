@@ -57,10 +57,50 @@ impl fmt::Display for Seat {
     }
 }
 
+/// How the two sides' numberings of the points meet on the board: a
+/// variant declares it once (`VariantInfo.geometry`), and everything that
+/// shows a board in one seat's numbering follows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Geometry {
+    /// The sides move in opposite directions from mirrored starts (each
+    /// bears off where the other enters): one side's point `p` is the
+    /// other's `25 - p`. Backgammon, Plakoto, tric-trac.
+    #[default]
+    Opposed,
+    /// Both sides move the same way round the board from diagonally
+    /// opposite starts: one side's point `p` is the other's `p + 12` (up
+    /// to 12) or `p - 12`. Long nardy, Fevga.
+    SameWay,
+}
+
+impl Geometry {
+    /// The other side's number of the point one side numbers `point`
+    /// (1..=24; the map is its own inverse).
+    #[inline]
+    pub fn facing(self, point: u8) -> u8 {
+        match self {
+            Geometry::Opposed => 25 - point,
+            Geometry::SameWay if point <= 12 => point + 12,
+            Geometry::SameWay => point - 12,
+        }
+    }
+
+    /// `seat`'s point `point` in white's numbering (the one the API's
+    /// board uses), and back: white's point `point` in `seat`'s numbering.
+    #[inline]
+    pub fn for_white(self, seat: Seat, point: u8) -> u8 {
+        match seat {
+            Seat::White => point,
+            Seat::Black => self.facing(point),
+        }
+    }
+}
+
 /// The checkers of both sides, each side counted in its own numbering.
 ///
-/// Each side numbers the points 1..=24 from its own home board, so one
-/// physical point is `p` for one side and `25 - p` for the other. Index
+/// Each side numbers the points 1..=24 from its own home board; how the
+/// two numberings meet is the variant's [`Geometry`] (one physical point
+/// is `p` for one side and `25 - p` for the other in backgammon). Index
 /// [`OFF`] (0) counts the checkers borne off and [`BAR`] (25) those on the
 /// bar; a board is complete when each side's 26 slots add up to
 /// [`CHECKERS`].
@@ -89,6 +129,8 @@ pub enum BoardError {
     },
     #[error("point {point} (in white's numbering) holds checkers of both sides")]
     SharedPoint { point: u8 },
+    #[error("{seat} has checkers on the bar, and this board has none")]
+    NoBar { seat: Seat },
     #[error(
         "{seat}'s checker on its point {point} is marked pinned but is not a lone checker under an enemy checker"
     )]
@@ -192,9 +234,48 @@ impl Board {
         self.checkers[seat.index()][7..].iter().all(|&c| c == 0)
     }
 
+    /// [`validate_for`](Self::validate_for) on a board of `geometry`.
+    pub fn validate_in(&self, geometry: Geometry, checkers: u8) -> Result<(), BoardError> {
+        match geometry {
+            Geometry::Opposed => self.validate_for(checkers),
+            Geometry::SameWay => self.validate_same_way(checkers),
+        }
+    }
+
+    /// The checks of [`Geometry::SameWay`]: the checker count, no point
+    /// held by both sides, and nothing a variant of that geometry has (no
+    /// bar, no pins).
+    fn validate_same_way(&self, checkers: u8) -> Result<(), BoardError> {
+        for seat in Seat::BOTH {
+            let count = self.total(seat);
+            if count != u32::from(checkers) {
+                return Err(BoardError::CheckerCount {
+                    seat,
+                    count,
+                    expected: checkers,
+                });
+            }
+            if self.on_bar(seat) > 0 {
+                return Err(BoardError::NoBar { seat });
+            }
+            if self.pinned[seat.index()] != 0 {
+                let point = self.pinned[seat.index()].trailing_zeros() as u8;
+                return Err(BoardError::BadPin { seat, point });
+            }
+        }
+        match (1..=POINTS as u8).find(|&point| {
+            self.count(Seat::White, point) > 0
+                && self.count(Seat::Black, Geometry::SameWay.facing(point)) > 0
+        }) {
+            Some(point) => Err(BoardError::SharedPoint { point }),
+            None => Ok(()),
+        }
+    }
+
     /// Checks what every variant's boards share: 15 checkers a side and no
     /// physical point held by both sides, except where one of them is
-    /// pinned there under the other.
+    /// pinned there under the other ([`Geometry::Opposed`]; see
+    /// [`validate_in`](Self::validate_in)).
     pub fn validate(&self) -> Result<(), BoardError> {
         self.validate_for(CHECKERS)
     }
@@ -472,5 +553,46 @@ mod fast_check_tests {
         huge.checkers[0][3] = 255;
         huge.checkers[0][4] = 17;
         assert!(huge.validate().is_err());
+    }
+}
+
+#[cfg(test)]
+mod geometry_tests {
+    use super::*;
+
+    #[test]
+    fn each_geometry_maps_a_point_to_the_other_sides_and_back() {
+        for point in 1..=24u8 {
+            for g in [Geometry::Opposed, Geometry::SameWay] {
+                assert_eq!(g.facing(g.facing(point)), point);
+                assert!((1..=24).contains(&g.facing(point)));
+            }
+        }
+        assert_eq!(Geometry::Opposed.facing(24), 1);
+        // The same way round: black's head (its 24) is white's 12.
+        assert_eq!(Geometry::SameWay.facing(24), 12);
+        assert_eq!(Geometry::SameWay.for_white(Seat::Black, 13), 1);
+        assert_eq!(Geometry::SameWay.for_white(Seat::White, 13), 13);
+    }
+
+    #[test]
+    fn a_board_is_judged_by_its_geometry() {
+        // Both heads on their own 24: diagonally opposite corners.
+        let heads = Board::from_points(&[(24, 15)], &[(24, 15)]);
+        assert_eq!(heads.validate_in(Geometry::SameWay, 15), Ok(()));
+        // White's 12 is black's 24 the same way round.
+        let shared = Board::from_points(&[(24, 14), (12, 1)], &[(24, 15)]);
+        assert_eq!(
+            shared.validate_in(Geometry::SameWay, 15),
+            Err(BoardError::SharedPoint { point: 12 })
+        );
+        assert_eq!(shared.validate_in(Geometry::Opposed, 15), Ok(()));
+        let mut on_bar = heads;
+        on_bar.checkers[0][24] -= 1;
+        on_bar.checkers[0][usize::from(BAR)] += 1;
+        assert_eq!(
+            on_bar.validate_in(Geometry::SameWay, 15),
+            Err(BoardError::NoBar { seat: Seat::White })
+        );
     }
 }

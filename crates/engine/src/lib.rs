@@ -20,6 +20,6 @@ mod play;
 pub mod position_id;
 pub mod xgid;
 
-pub use board::{BAR, Board, BoardError, CHECKERS, OFF, POINTS, Seat};
+pub use board::{BAR, Board, BoardError, CHECKERS, Geometry, OFF, POINTS, Seat};
 pub use dice::{Dice, DiceError};
 pub use play::{LegalPlay, MAX_MOVES, Move, Play, PlayParseError};

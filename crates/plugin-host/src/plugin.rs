@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bg_engine::game::{Outcome, RulesError, RulesErrorKind, Scoreboard};
-use bg_engine::{Board, Dice, LegalPlay, Play, Seat};
+use bg_engine::{Board, Dice, Geometry, LegalPlay, Play, Seat};
 use bg_variant_api::abi::{self, Status};
 use bg_variant_api::{Capabilities, Options, proto, wire};
 use prost::Message;
@@ -190,6 +190,15 @@ impl Plugin {
             n => u8::try_from(n)
                 .unwrap_or(bg_engine::CHECKERS)
                 .min(bg_engine::CHECKERS),
+        }
+    }
+
+    /// How the seats' numberings meet on the variant's board (a plugin
+    /// of ABI 1.3 or before, or a value this host does not know: opposed).
+    pub fn geometry(&self) -> Geometry {
+        match proto::Geometry::try_from(self.info().geometry) {
+            Ok(proto::Geometry::SameWay) => Geometry::SameWay,
+            _ => Geometry::Opposed,
         }
     }
 
@@ -448,9 +457,11 @@ impl Plugin {
         if transition.state == state
             && listed.status == abi::STATUS_OK
             && !plays.is_empty()
-            && plays
-                .iter()
-                .all(|lp| lp.result.validate_for(self.checkers()).is_ok())
+            && plays.iter().all(|lp| {
+                lp.result
+                    .validate_in(self.geometry(), self.checkers())
+                    .is_ok()
+            })
         {
             self.remember_plays(state, seat, dice, &plays);
         }
@@ -548,7 +559,7 @@ impl Plugin {
 
     fn check_board(&self, board: &Board) -> Result<(), RulesError> {
         board
-            .validate_for(self.checkers())
+            .validate_in(self.geometry(), self.checkers())
             .map_err(|e| self.fault(format!("produced an impossible board: {e}")))
     }
 

@@ -96,6 +96,10 @@ impl Rules for VariantRules {
         self.plugin.concede(state, loser)
     }
 
+    fn board(&self, state: &[u8]) -> Result<Board, RulesError> {
+        self.plugin.board(state)
+    }
+
     fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, RulesError> {
         self.plugin.scoreboard(state)
     }

@@ -9,7 +9,7 @@ use bg_engine::game::{
 };
 use bg_engine::match_id::{self, GameState, MatchInfo};
 use bg_engine::xgid::{self, XgDice, Xgid};
-use bg_engine::{BAR, Board, LegalPlay, Move, OFF, Play, Seat, position_id};
+use bg_engine::{BAR, Board, Geometry, LegalPlay, Move, OFF, Play, Seat, position_id};
 
 use crate::error::ApiError;
 use crate::fields::{Fields, GameField as F, PlayField};
@@ -288,15 +288,25 @@ pub fn verifiable_dice(dice: &bg_fair_dice::FairDice, over: bool) -> pb::Verifia
     }
 }
 
-/// The board in white's numbering.
-pub fn board(b: &Board) -> pb::Board {
+/// A geometry as the API says it.
+pub fn geometry(g: Geometry) -> i32 {
+    (match g {
+        Geometry::Opposed => pb::Geometry::Opposed,
+        Geometry::SameWay => pb::Geometry::SameWay,
+    }) as i32
+}
+
+/// The board in white's numbering, black's points placed by the
+/// variant's `geometry`.
+pub fn board(b: &Board, geometry: Geometry) -> pb::Board {
     let mut points = vec![0i32; 24];
     let mut pins = Vec::new();
     for point in 1..=24u8 {
+        let blacks = geometry.for_white(Seat::Black, point);
         let white = i32::from(b.count(Seat::White, point));
-        let black = i32::from(b.count(Seat::Black, 25 - point));
+        let black = i32::from(b.count(Seat::Black, blacks));
         let white_pinned = b.is_pinned(Seat::White, point);
-        let black_pinned = b.is_pinned(Seat::Black, 25 - point);
+        let black_pinned = b.is_pinned(Seat::Black, blacks);
         points[usize::from(point - 1)] = match (white_pinned, black_pinned) {
             (true, _) => -black,
             (_, true) => white,
@@ -327,8 +337,9 @@ pub fn board(b: &Board) -> pb::Board {
 
 /// A start position sent by a client (white's numbering, as [`board`]
 /// writes it), checked to be a possible position of a variant played with
-/// `checkers` a side where the game is not over yet.
-pub fn start_board(b: &pb::Board, checkers: u8) -> Result<Board, ApiError> {
+/// `checkers` a side on a board of `geometry`, where the game is not over
+/// yet.
+pub fn start_board(b: &pb::Board, checkers: u8, geometry: Geometry) -> Result<Board, ApiError> {
     let invalid = |message: String| ApiError::invalid("start_board", message);
     if b.points.len() != 24 {
         return Err(invalid(format!(
@@ -357,7 +368,8 @@ pub fn start_board(b: &pb::Board, checkers: u8) -> Result<Board, ApiError> {
         if n > 0 {
             board.checkers[Seat::White.index()][usize::from(point)] = checkers;
         } else {
-            board.checkers[Seat::Black.index()][usize::from(25 - point)] = checkers;
+            board.checkers[Seat::Black.index()]
+                [usize::from(geometry.for_white(Seat::Black, point))] = checkers;
         }
     }
     // A pinned checker lies under the pinner's: one more of its seat there.
@@ -368,7 +380,7 @@ pub fn start_board(b: &pb::Board, checkers: u8) -> Result<Board, ApiError> {
             .ok_or_else(|| invalid(format!("pin on point {}", pin.point)))?;
         let (seat, own_point) = match pb::Seat::try_from(pin.pinned) {
             Ok(pb::Seat::White) => (Seat::White, point),
-            Ok(pb::Seat::Black) => (Seat::Black, 25 - point),
+            Ok(pb::Seat::Black) => (Seat::Black, geometry.for_white(Seat::Black, point)),
             _ => return Err(invalid(format!("pin on point {point}: no seat"))),
         };
         let slot = &mut board.checkers[seat.index()][usize::from(own_point)];
@@ -376,7 +388,7 @@ pub fn start_board(b: &pb::Board, checkers: u8) -> Result<Board, ApiError> {
         board.pinned[seat.index()] |= 1 << own_point;
     }
     board
-        .validate_for(checkers)
+        .validate_in(geometry, checkers)
         .map_err(|e| invalid(format!("not a possible position: {e}")))?;
     if let Some(done) = Seat::BOTH
         .into_iter()
@@ -458,6 +470,8 @@ pub struct GameMeta<'a> {
     pub variant_version: &'a str,
     pub options: &'a std::collections::BTreeMap<String, String>,
     pub standard_board: bool,
+    /// How the seats' numberings meet (the board is shown in white's).
+    pub geometry: Geometry,
     /// The events of the action that made this version.
     pub last_events: &'a [pb::GameEvent],
     /// The match's verifiable dice (None: dice from the CSPRNG alone).
@@ -499,7 +513,7 @@ pub fn game(
                 ..settings_out(&m.settings)
             })
         }),
-        board: when(has(F::Board), || Some(board(board_now))),
+        board: when(has(F::Board), || Some(board(board_now, meta.geometry))),
         turn: when(has(F::Turn), || seat(m.turn)),
         phase: when(has(F::Phase), || phase(m.phase)),
         to_act: when(has(F::ToAct), || seat_or_none(m.to_act())),
@@ -552,6 +566,7 @@ pub fn game(
         }),
         clock: when(has(F::Clock), || meta.clock.map(|c| clock(c, meta.now_ms))),
         bots: when(has(F::Bots), || bots_out(&m.settings)),
+        geometry: when(has(F::Geometry), || geometry(meta.geometry)),
         legal_plays: when(has(F::LegalPlays), || {
             legal
                 .iter()
@@ -636,6 +651,7 @@ pub fn keep_only(game: &mut pb::Game, fields: &Fields) {
         verifiable_dice: when(keep(F::VerifiableDice), || whole.verifiable_dice),
         clock: when(keep(F::Clock), || whole.clock),
         bots: when(keep(F::Bots), || whole.bots),
+        geometry: when(keep(F::Geometry), || whole.geometry),
     };
 }
 
@@ -737,7 +753,7 @@ pub fn xgid_of(m: &Match, board_now: &Board) -> Xgid {
 /// marker by the variant's names (markers' points in white's numbering),
 /// and the typed view of the well-known names (tric-trac's) for clients
 /// written for it; a variant without them leaves that view empty.
-pub fn scoreboard(b: &Scoreboard) -> pb::Scoreboard {
+pub fn scoreboard(b: &Scoreboard, geometry: Geometry) -> pb::Scoreboard {
     let value = |name: &str, seat: Seat| b.tally(name).map_or(0, |v| v[seat.index()]);
     let count = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
     let typed_seat = |seat: Seat| pb::SeatTally {
@@ -794,10 +810,7 @@ pub fn scoreboard(b: &Scoreboard) -> pb::Scoreboard {
             .map(|m| pb::Marker {
                 name: m.name.clone(),
                 seat: seat(m.seat),
-                point: u32::from(match m.seat {
-                    Seat::White => m.point,
-                    Seat::Black => 25 - m.point,
-                }),
+                point: u32::from(geometry.for_white(m.seat, m.point)),
             })
             .collect(),
     }

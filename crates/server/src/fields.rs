@@ -43,11 +43,12 @@ pub enum GameField {
     VerifiableDice = 28,
     Clock = 29,
     Bots = 30,
+    Geometry = 31,
 }
 
 /// Every `Game` field by its name in the proto (checked against the
 /// API's descriptor by a test).
-pub const GAME_FIELDS: [(&str, GameField); 30] = [
+pub const GAME_FIELDS: [(&str, GameField); 31] = [
     ("game_id", GameField::GameId),
     ("version", GameField::Version),
     ("variant", GameField::Variant),
@@ -78,6 +79,7 @@ pub const GAME_FIELDS: [(&str, GameField); 30] = [
     ("verifiable_dice", GameField::VerifiableDice),
     ("clock", GameField::Clock),
     ("bots", GameField::Bots),
+    ("geometry", GameField::Geometry),
 ];
 
 /// A part of each legal play (`backgammon.v1.Play`), numbered as in the

@@ -7,8 +7,8 @@ mod common;
 
 use bg_api::v1 as pb;
 use common::*;
-use rand::SeedableRng;
 use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use tonic::Code;
 use tonic_types::StatusExt;
 
@@ -285,6 +285,9 @@ fn game_board_at_start() -> pb::Board {
 #[tokio::test]
 async fn a_computer_seat_the_service_cannot_play_is_refused() {
     let fixture = start_all_variants();
+    // A variant with no net beside its plugin has no computer player
+    // (the nets are read when first needed: removed before that).
+    std::fs::remove_file(fixture.plugins.path().join("libbg_trictrac.bgnet")).unwrap();
     let mut client = connect(&fixture.server.addr).await;
     let listed = variants(&mut client).await;
     let levels = |name: &str| {
@@ -506,5 +509,175 @@ async fn the_computer_answers_at_once_and_its_clock_never_runs() {
             .into_inner();
         let clock = g.game.clock.unwrap();
         assert!(clock.white_ms < 60_000, "white was charged: {clock:?}");
+    }
+}
+
+/// Tric-trac against the computer (its net reads the scoreboard): a
+/// person (white, mostly the hint's play, staying or going at random) plays a partie
+/// to its end, one call a turn; the computer marks, stays or goes and
+/// plays within white's calls; a hint at white's stay-or-go ranks both
+/// choices; the analysis judges both sides' stays and goes and finds
+/// black's all best.
+#[tokio::test]
+async fn a_partie_of_trictrac_against_the_computer_with_its_stays_and_goes() {
+    let fixture = start_all_variants();
+    let mut client = connect(&fixture.server.addr).await;
+    let variants = client
+        .list_variants(pb::ListVariantsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .variants;
+    let trictrac = variants.iter().find(|v| v.name == "trictrac").unwrap();
+    assert!(trictrac.bot_levels.contains(&"expert".to_string()));
+    let settings = pb::MatchSettings {
+        hints: Some(true),
+        ..Default::default()
+    };
+    // The strongest level looks a roll ahead through the plugin; the
+    // partie is played at 0-ply to keep the test short.
+    let mut g = variant_game(&mut client, with_bot("trictrac", settings, "advanced"))
+        .await
+        .unwrap();
+    let mut rng = StdRng::seed_from_u64(3838);
+    let (mut black_moves, mut black_decisions, mut hinted) = (0, 0, false);
+    for _ in 0..5_000 {
+        if g.game.phase == pb::Phase::MatchOver as i32 {
+            break;
+        }
+        assert_eq!(
+            g.game.to_act, WHITE,
+            "the game never waits for the computer"
+        );
+        if g.game.phase == pb::Phase::Decision as i32 && !hinted {
+            let hint = client
+                .hint(with_token(hint_request(&g), &g.tokens[0]))
+                .await
+                .unwrap()
+                .into_inner();
+            let mut named: Vec<&str> = hint.choices.iter().map(|c| c.choice.as_str()).collect();
+            named.sort();
+            assert_eq!(named, ["go", "stay"], "{hint:?}");
+            assert_eq!(hint.choices[0].equity_loss, 0.0);
+            assert!(hint.choices[1].equity_loss >= 0.0);
+            assert!(hint.plays.is_empty(), "the decision first");
+            hinted = true;
+        }
+        let mut sent = next_action(&g.game, &mut rng, false).expect("an action for white");
+        // White plays the hint's best play four times in five (a player
+        // good enough to win holes), else at random.
+        if let Sent::Move(request) = &mut sent
+            && rng.random_bool(0.8)
+        {
+            let hint = client
+                .hint(with_token(hint_request(&g), &g.tokens[0]))
+                .await
+                .unwrap()
+                .into_inner();
+            let best = hint.plays[0].play.as_ref().unwrap();
+            request.notation = best.notation.clone();
+        }
+        let answer = send(&mut client, &sent, &g.tokens[0]).await.unwrap();
+        for e in answer.last_events.iter().filter(|e| e.seat == BLACK) {
+            black_moves += usize::from(e.kind == "moved");
+            black_decisions += usize::from(e.kind == "decided");
+        }
+        g.game = answer;
+    }
+    assert_eq!(g.game.phase, pb::Phase::MatchOver as i32, "the partie ends");
+    assert!(hinted, "white had a decision to make");
+    eprintln!(
+        "black moved {black_moves} times, decided {black_decisions} times; {:?}",
+        g.game.results
+    );
+    assert!(black_moves > 20, "black moved {black_moves} times");
+    let holes = g
+        .game
+        .scoreboard
+        .as_ref()
+        .and_then(|s| s.black)
+        .map_or(0, |t| t.holes);
+    let analysis = client
+        .analyze_match(pb::AnalyzeMatchRequest {
+            game_id: g.id(),
+            plies: Some(0),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let [white, black] = [&analysis.players[0], &analysis.players[1]];
+    assert!(black.checker_decisions > 20, "{black:?}");
+    assert_eq!(black.checker_equity_lost, 0.0, "{black:?}");
+    assert_eq!(
+        black.variant_decisions as usize, black_decisions,
+        "{black:?}"
+    );
+    assert_eq!(black.variant_equity_lost, 0.0, "{black:?}");
+    assert!(white.checker_error_rate > 0.0, "{white:?}");
+    let result = g.game.results.last().expect("the partie's result");
+    assert!(
+        result.winner == BLACK || holes > 0,
+        "the computer won the partie or at least a hole: {:?}",
+        g.game.scoreboard
+    );
+}
+
+/// Long nardy and Fevga against the computer (the same way round the
+/// board): a person (white, at random) plays a game to its end, one call
+/// a turn; the analysis finds every play of black's the best at 0-ply.
+#[tokio::test]
+async fn a_game_of_long_nardy_and_of_fevga_against_the_computer() {
+    let fixture = start_with_plugins(
+        &[
+            ("bg_long_nardy", "libbg_long_nardy.so"),
+            ("bg_fevga", "libbg_fevga.so"),
+        ],
+        &[],
+    );
+    let mut client = connect(&fixture.server.addr).await;
+    for (variant, seed) in [("long_nardy", 390), ("fevga", 391)] {
+        let mut g = variant_game(
+            &mut client,
+            with_bot(variant, pb::MatchSettings::default(), "advanced"),
+        )
+        .await
+        .unwrap();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut black_moves = 0;
+        for _ in 0..1_000 {
+            if g.game.phase == pb::Phase::MatchOver as i32 {
+                break;
+            }
+            assert_eq!(
+                g.game.to_act, WHITE,
+                "{variant}: never waits for the computer"
+            );
+            let sent = next_action(&g.game, &mut rng, false).expect("an action for white");
+            let answer = send(&mut client, &sent, &g.tokens[0]).await.unwrap();
+            black_moves += answer
+                .last_events
+                .iter()
+                .filter(|e| e.kind == "moved" && e.seat == BLACK)
+                .count();
+            g.game = answer;
+        }
+        assert_eq!(g.game.phase, pb::Phase::MatchOver as i32, "{variant} ends");
+        assert!(
+            black_moves > 10,
+            "{variant}: black moved {black_moves} times"
+        );
+        let analysis = client
+            .analyze_match(pb::AnalyzeMatchRequest {
+                game_id: g.id(),
+                plies: Some(0),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let black = &analysis.players[1];
+        assert!(black.checker_decisions > 5, "{variant}: {black:?}");
+        assert_eq!(black.checker_equity_lost, 0.0, "{variant}: {black:?}");
+        // The computer player beats a random one: it won this game.
+        assert_eq!(g.game.results[0].winner, BLACK, "{variant}");
     }
 }

@@ -147,7 +147,9 @@ async fn a_complete_game_is_played_through_grpc_in_a_container() {
         variant_names(&mut client).await,
         [
             "caucasian",
+            "fevga",
             "hypergammon",
+            "long_nardy",
             "plakoto",
             "standard",
             "trictrac"
@@ -249,7 +251,9 @@ async fn a_plugin_given_at_start_is_there_with_the_shipped_ones() {
         variant_names(&mut client).await,
         [
             "caucasian",
+            "fevga",
             "hypergammon",
+            "long_nardy",
             "nackgammon",
             "plakoto",
             "standard",

@@ -48,6 +48,7 @@ fn with_mask(sent: Sent, read_mask: FieldMask) -> Sent {
         Sent::Roll(r) => Sent::Roll(pb::RollRequest { read_mask, ..r }),
         Sent::Move(m) => Sent::Move(pb::MoveRequest { read_mask, ..m }),
         Sent::Double(d) => Sent::Double(pb::DoubleRequest { read_mask, ..d }),
+        Sent::Decide(d) => Sent::Decide(pb::DecideRequest { read_mask, ..d }),
     }
 }
 

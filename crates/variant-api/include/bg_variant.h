@@ -17,7 +17,7 @@
 /**
  * Minor version: fields appended to the descriptor; older hosts ignore them.
  */
-#define ABI_MINOR 3
+#define ABI_MINOR 4
 
 /**
  * The doubling cube may be used (possibly only with an option).
@@ -131,8 +131,9 @@ typedef Status (*NewGameFn)(const uint8_t *options, uintptr_t len, struct Buffer
 /**
  * The checkers of both sides, each side counted in its own numbering.
  *
- * Each side numbers the points 1..=24 from its own home board, so one
- * physical point is `p` for one side and `25 - p` for the other. Index
+ * Each side numbers the points 1..=24 from its own home board; how the
+ * two numberings meet is the variant's [`Geometry`] (one physical point
+ * is `p` for one side and `25 - p` for the other in backgammon). Index
  * [`OFF`] (0) counts the checkers borne off and [`BAR`] (25) those on the
  * bar; a board is complete when each side's 26 slots add up to
  * [`CHECKERS`].

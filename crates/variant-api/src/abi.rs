@@ -23,7 +23,7 @@ use bg_engine::{Board, Dice, LegalPlay, Play};
 /// Major version: a plugin built against another major is refused.
 pub const ABI_MAJOR: u32 = 1;
 /// Minor version: fields appended to the descriptor; older hosts ignore them.
-pub const ABI_MINOR: u32 = 3;
+pub const ABI_MINOR: u32 = 4;
 
 /// The one symbol a plugin exports (NUL-terminated for `dlsym`).
 pub const ENTRY_SYMBOL: &[u8] = b"bg_variant_entry\0";

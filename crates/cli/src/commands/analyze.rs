@@ -76,8 +76,16 @@ pub fn render(a: &pb::AnalyzeMatchResponse, all: bool) -> String {
         ));
     }
     for p in &a.players {
+        let variant = if p.variant_decisions > 0 {
+            format!(
+                ", decisions {:.1} over {}",
+                p.variant_error_rate, p.variant_decisions
+            )
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "{:<5}: error rate {:.1} (checker play {:.1} over {} decisions, cube {:.1} over {})\n",
+            "{:<5}: error rate {:.1} (checker play {:.1} over {} decisions, cube {:.1} over {}{variant})\n",
             seat_name(p.seat),
             p.error_rate,
             p.checker_error_rate,

@@ -82,7 +82,22 @@ pub fn render(hint: &pb::HintResponse, top: usize) -> String {
             100.0 * p.win_gammon
         ));
     }
-    if hint.plays.is_empty() && hint.cube.is_none() {
+    for (n, ranked) in hint.choices.iter().enumerate() {
+        let p = ranked.probabilities.unwrap_or_default();
+        let loss = if n == 0 {
+            String::new()
+        } else {
+            format!(" ({:+.3})", -ranked.equity_loss)
+        };
+        out.push_str(&format!(
+            "{:>3}. {:<24} equity {:+.3}{loss:<9} win {:.1}%  (0-ply)\n",
+            n + 1,
+            ranked.choice,
+            ranked.equity,
+            100.0 * p.win
+        ));
+    }
+    if hint.plays.is_empty() && hint.cube.is_none() && hint.choices.is_empty() {
         out.push_str("nothing to hint: no dice to play and no cube decision\n");
     }
     out

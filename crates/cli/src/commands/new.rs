@@ -125,13 +125,15 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
     let start_board = match position_id.as_deref() {
         // Read with the variant's checkers (hypergammon's 3 are fewer).
         Some(id) => {
-            let checkers = variants
-                .iter()
-                .find(|v| v.name == variant)
-                .map_or(bg_engine::CHECKERS, |v| {
-                    u8::try_from(v.checkers).unwrap_or(bg_engine::CHECKERS)
-                });
-            Some(client::board_of_position_id(id, checkers)?)
+            let listed = variants.iter().find(|v| v.name == variant);
+            let checkers = listed.map_or(bg_engine::CHECKERS, |v| {
+                u8::try_from(v.checkers).unwrap_or(bg_engine::CHECKERS)
+            });
+            let geometry = match listed.map(|v| v.geometry()) {
+                Some(pb::Geometry::SameWay) => bg_engine::Geometry::SameWay,
+                _ => bg_engine::Geometry::Opposed,
+            };
+            Some(client::board_of_position_id(id, checkers, geometry)?)
         }
         None => None,
     };

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::FirstMove;
-use crate::{Dice, LegalPlay, Play, Seat};
+use crate::{Board, Dice, LegalPlay, Play, Seat};
 
 /// How a variant's first turn starts (from the variant's setup).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -276,6 +276,15 @@ pub trait Rules {
         choice: &str,
     ) -> Result<Transition<Vec<u8>>, RulesError>;
     fn concede(&self, state: &[u8], loser: Seat) -> Result<Outcome, RulesError>;
+    /// The board of `state` (what a player sees: the computer player
+    /// values it). Rules that cannot show one say so.
+    fn board(&self, state: &[u8]) -> Result<Board, RulesError> {
+        let _ = state;
+        Err(RulesError {
+            kind: RulesErrorKind::Unsupported,
+            message: "these rules do not show their board".into(),
+        })
+    }
     /// Where a game scored during play stands (`None` for variants that
     /// score only at the end).
     fn scoreboard(&self, state: &[u8]) -> Result<Option<Scoreboard>, RulesError> {

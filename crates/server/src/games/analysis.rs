@@ -6,7 +6,7 @@
 
 use bg_api::v1 as pb;
 use bg_bot::act::cube_equities;
-use bg_bot::search::{CubeAction, Evaluator, Ranked, rank};
+use bg_bot::search::{CubeAction, Evaluator, Ranked, choices, rank};
 use bg_engine::game::{Command, GameError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
@@ -117,6 +117,9 @@ impl Judge<'_> {
                 };
                 Some(self.cube(m, seat, seat, action, "cube")?)
             }
+            (Phase::Decision, Command::Decide { choice }) => {
+                self.variant_decision(m, seat, choice)?
+            }
             (Phase::CubeOffered, Command::Take | Command::Drop) => {
                 let action = match command {
                     Command::Take => CubeAction::Take,
@@ -190,6 +193,46 @@ impl Judge<'_> {
         }))
     }
 
+    /// A variant's decision of `seat` with more than one choice: the best
+    /// choice at 0-ply, and the equity the one made lost to it.
+    fn variant_decision(
+        &self,
+        m: &Match,
+        seat: Seat,
+        choice: &str,
+    ) -> Result<Option<pb::AnalyzedDecision>, ApiError> {
+        let Some(decision) = &m.pending_decision else {
+            return Ok(None);
+        };
+        if decision.choices.len() < 2 {
+            return Ok(None);
+        }
+        let values = choices(
+            &self.live.rules,
+            self.eval,
+            &m.variant_state,
+            seat,
+            m.dice,
+            decision,
+            m.decision_after_play,
+        )
+        .map_err(|e| ApiError::from(GameError::Rules(e)))?;
+        let value = |i: usize| values.get(i).map_or(f32::NEG_INFINITY, |v| v.equity);
+        let Some(made) = decision.choices.iter().position(|c| c == choice) else {
+            return Ok(None);
+        };
+        let best = (0..values.len())
+            .max_by(|&a, &b| value(a).total_cmp(&value(b)))
+            .unwrap_or(made);
+        Ok(Some(pb::AnalyzedDecision {
+            kind: "decision".into(),
+            action: choice.to_string(),
+            best_action: decision.choices[best].clone(),
+            equity_lost: f64::from((value(best) - value(made)).max(0.0)),
+            ..Default::default()
+        }))
+    }
+
     /// A cube decision of `seat` (to double or not, or to take or pass),
     /// the doubler being `roller`.
     fn cube(
@@ -237,12 +280,12 @@ fn value_of(ranked: &[Ranked], index: usize) -> f32 {
 /// A player's totals.
 fn totals(decisions: &[pb::AnalyzedDecision], seat: Seat) -> pb::PlayerAnalysis {
     let mine = decisions.iter().filter(|d| d.seat == convert::seat(seat));
-    let (mut checker, mut cube) = ((0u32, 0.0f64), (0u32, 0.0f64));
+    let (mut checker, mut cube, mut variant) = ((0u32, 0.0f64), (0u32, 0.0f64), (0u32, 0.0f64));
     for d in mine {
-        let tally = if d.kind == "move" {
-            &mut checker
-        } else {
-            &mut cube
+        let tally = match d.kind.as_str() {
+            "move" => &mut checker,
+            "decision" => &mut variant,
+            _ => &mut cube,
         };
         tally.0 += 1;
         tally.1 += d.equity_lost;
@@ -262,6 +305,12 @@ fn totals(decisions: &[pb::AnalyzedDecision], seat: Seat) -> pb::PlayerAnalysis 
         cube_decisions: cube.0,
         cube_equity_lost: cube.1,
         cube_error_rate: rate(cube),
-        error_rate: rate((checker.0 + cube.0, checker.1 + cube.1)),
+        variant_decisions: variant.0,
+        variant_equity_lost: variant.1,
+        variant_error_rate: rate(variant),
+        error_rate: rate((
+            checker.0 + cube.0 + variant.0,
+            checker.1 + cube.1 + variant.1,
+        )),
     }
 }

@@ -77,6 +77,7 @@ impl Live {
                 .plugin
                 .capabilities()
                 .contains(Capabilities::STANDARD_BOARD),
+            geometry: self.rules.plugin.geometry(),
             last_events: &self.last_events,
             dice: self.dice.as_ref(),
             clock: self.clock.as_ref(),
@@ -122,7 +123,11 @@ impl Live {
             fields,
         );
         if fields.has(GameField::Scoreboard) {
-            game.scoreboard = view.scoreboard.as_ref().map(convert::scoreboard);
+            let geometry = self.rules.plugin.geometry();
+            game.scoreboard = view
+                .scoreboard
+                .as_ref()
+                .map(|b| convert::scoreboard(b, geometry));
         }
         Ok(game)
     }

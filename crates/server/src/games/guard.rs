@@ -199,6 +199,7 @@ impl<S: GameStore> Games<S> {
                 unhealthy: plugin.unhealthy().unwrap_or_default(),
                 checkers: u32::from(plugin.checkers()),
                 bot_levels: self.nets.levels(&plugin),
+                geometry: crate::convert::geometry(plugin.geometry()),
             });
         }
         variants

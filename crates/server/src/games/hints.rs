@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use bg_api::v1 as pb;
 use bg_bot::Net;
 use bg_bot::act::cube_equities;
-use bg_bot::search::{Evaluation, Evaluator, rank};
-use bg_engine::game::{GameError, Match, Phase, Rules};
+use bg_bot::search::{Evaluation, Evaluator, choices, rank};
+use bg_engine::game::{Decision, GameError, Match, Phase, Rules};
 use bg_engine::{Board, Dice, Seat};
 use bg_plugin_host::VariantRules;
 use bg_store::GameStore;
@@ -27,6 +27,9 @@ struct Asked {
     dice: Option<Dice>,
     /// The cube decision there is to make, if any.
     cube: Option<CubeQuestion>,
+    /// The variant's decision the seat must make, if any, and whether it
+    /// came after the play.
+    decision: Option<(Decision, bool)>,
 }
 
 /// Where the hint is asked.
@@ -92,8 +95,14 @@ impl<S: GameStore> Games<S> {
             rules: live.rules.clone(),
             at: At::Game(m.variant_state.clone()),
             seat,
-            dice: (m.phase == Phase::Move).then_some(m.dice).flatten(),
+            dice: matches!(m.phase, Phase::Move | Phase::Decision)
+                .then_some(m.dice)
+                .flatten(),
             cube: cube_question(m, seat),
+            decision: (m.phase == Phase::Decision)
+                .then(|| m.pending_decision.clone())
+                .flatten()
+                .map(|d| (d, m.decision_after_play)),
         };
         Ok((asked, live.record.version))
     }
@@ -119,7 +128,7 @@ impl<S: GameStore> Games<S> {
             .board
             .as_ref()
             .ok_or_else(|| ApiError::invalid("board", "give the position"))?;
-        let board = convert::start_board(board, plugin.checkers())?;
+        let board = convert::start_board(board, plugin.checkers(), plugin.geometry())?;
         let seat = match pb::Seat::try_from(request.seat) {
             Ok(pb::Seat::White) => Seat::White,
             Ok(pb::Seat::Black) => Seat::Black,
@@ -150,6 +159,7 @@ impl<S: GameStore> Games<S> {
             seat,
             dice: Some(dice),
             cube: None,
+            decision: None,
         })
     }
 }
@@ -171,9 +181,45 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
         net,
         checkers: asked.rules.plugin.checkers(),
     };
-    let (state, board) = position(asked)?;
+    let (state, board, rolled_decision) = position(asked)?;
+    let decision = asked
+        .decision
+        .clone()
+        .or(rolled_decision.map(|d| (d, false)));
+    let mut ranked_choices = Vec::new();
+    if let Some((decision, after_play)) = &decision {
+        let values = choices(
+            &asked.rules,
+            eval,
+            &state,
+            asked.seat,
+            asked.dice,
+            decision,
+            *after_play,
+        )
+        .map_err(GameError::Rules)?;
+        let best = values
+            .iter()
+            .map(|v| v.equity)
+            .fold(f32::NEG_INFINITY, f32::max);
+        ranked_choices = decision
+            .choices
+            .iter()
+            .zip(&values)
+            .map(|(choice, value)| pb::RankedChoice {
+                choice: choice.clone(),
+                equity: f64::from(value.equity),
+                equity_loss: f64::from(best - value.equity),
+                probabilities: Some(probabilities(value)),
+            })
+            .collect();
+        ranked_choices.sort_by(|a, b| a.equity_loss.total_cmp(&b.equity_loss));
+    }
     let mut plays = Vec::new();
-    if let Some(dice) = asked.dice {
+    // Plays once the decision is made (a decision pending in a game is
+    // hinted alone; a position's roll that asks one, with its plays as
+    // if the seat stayed).
+    if let Some(dice) = asked.dice.filter(|_| asked.decision.is_none()) {
         let legal = asked
             .rules
             .legal_plays(&state, asked.seat, dice)
@@ -225,16 +271,22 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
         }),
         plays,
         cube,
+        choices: ranked_choices,
     })
 }
 
-/// The variant's state to play from, and its board: a game's as it is,
-/// a position's set up and rolled (the variant sees the roll).
-fn position(asked: &Asked) -> Result<(Vec<u8>, Board), ApiError> {
+/// The variant's state to play from, its board, and the decision the
+/// roll asks for: a game's as it is, a position's set up and rolled (the
+/// variant sees the roll).
+fn position(asked: &Asked) -> Result<(Vec<u8>, Board, Option<Decision>), ApiError> {
     let rules = &asked.rules;
     let variant = |e| ApiError::from(GameError::Rules(e));
     match (&asked.at, asked.dice) {
-        (At::Game(state), _) => Ok((state.clone(), rules.plugin.board(state).map_err(variant)?)),
+        (At::Game(state), _) => Ok((
+            state.clone(),
+            rules.plugin.board(state).map_err(variant)?,
+            None,
+        )),
         (At::Position(board), Some(dice)) => {
             let setup = rules
                 .setup_at(board)
@@ -242,9 +294,11 @@ fn position(asked: &Asked) -> Result<(Vec<u8>, Board), ApiError> {
             let rolled = rules
                 .after_roll(&setup.state, asked.seat, dice)
                 .map_err(variant)?;
-            Ok((rolled.state, *board))
+            Ok((rolled.state, *board, rolled.decision))
         }
-        (At::Position(board), None) => Ok((rules.setup_at(board).map_err(variant)?.state, *board)),
+        (At::Position(board), None) => {
+            Ok((rules.setup_at(board).map_err(variant)?.state, *board, None))
+        }
     }
 }
 

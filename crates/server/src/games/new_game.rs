@@ -77,7 +77,7 @@ impl<S: GameStore> Games<S> {
         rules.start = request
             .start_board
             .as_ref()
-            .map(|board| convert::start_board(board, plugin.checkers()))
+            .map(|board| convert::start_board(board, plugin.checkers(), plugin.geometry()))
             .transpose()?;
         settings.bots = convert::bots(&request.bots, &self.nets.levels(&plugin))?;
         let net = (!settings.bots.is_empty())
@@ -353,8 +353,12 @@ fn taken_up(
     } else {
         return Ok(None);
     };
-    convert::start_board(&convert::board(&board), bg_engine::CHECKERS)
-        .map_err(|e| invalid(e.message))?;
+    convert::start_board(
+        &convert::board(&board, bg_engine::Geometry::Opposed),
+        bg_engine::CHECKERS,
+        bg_engine::Geometry::Opposed,
+    )
+    .map_err(|e| invalid(e.message))?;
     let length = request.settings.as_ref().map_or(0, |s| s.match_length);
     if length != 0 && length != info.match_length {
         return Err(invalid(format!(

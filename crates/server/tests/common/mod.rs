@@ -419,6 +419,7 @@ pub enum Sent {
     Roll(pb::RollRequest),
     Move(pb::MoveRequest),
     Double(pb::DoubleRequest),
+    Decide(pb::DecideRequest),
 }
 
 pub async fn send(client: &mut Client, sent: &Sent, token: &str) -> Result<pb::Game, Status> {
@@ -426,6 +427,7 @@ pub async fn send(client: &mut Client, sent: &Sent, token: &str) -> Result<pb::G
         Sent::Roll(r) => client.roll(with_token(r.clone(), token)).await,
         Sent::Move(m) => client.r#move(with_token(m.clone(), token)).await,
         Sent::Double(d) => client.double(with_token(d.clone(), token)).await,
+        Sent::Decide(d) => client.decide(with_token(d.clone(), token)).await,
     }
     .map(|r| r.into_inner())
 }
@@ -470,6 +472,18 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
             }))
         }
         pb::Phase::CubeOffered => Some(double(pb::DoubleAction::Take)),
+        pb::Phase::Decision => {
+            let choices = &game.decision.as_ref()?.choices;
+            Some(Sent::Decide(pb::DecideRequest {
+                read_mask: None,
+                game_id: game.game_id.clone(),
+                expected_version: game.version,
+                request_id,
+                choice: choices
+                    .get(rng.random_range(0..choices.len().max(1)))?
+                    .clone(),
+            }))
+        }
         _ => None,
     }
 }
