@@ -392,9 +392,12 @@ fn damaged_states(plugin: &Plugin, state: &[u8], rng: &mut StdRng) -> Result<()>
 fn impossible_boards(plugin: &Plugin, options: &Options) -> Result<()> {
     let mut extra = Board::standard_start();
     extra.checkers[0][6] += 1;
-    // White's 12-point is black's 13-point, where black has five.
+    // A white checker moved onto the point black's 13 is by the
+    // variant's geometry (white's 12, or its 1 the same way round), where
+    // black has five.
     let mut shared = Board::standard_start();
-    shared.checkers[0][12] += 1;
+    let blacks_13 = plugin.geometry().facing(13);
+    shared.checkers[0][usize::from(blacks_13)] += 1;
     shared.checkers[0][13] -= 1;
     for (what, board) in [("a 16th checker", extra), ("a point held by both", shared)] {
         match plugin.setup_position(&board, options) {

@@ -346,17 +346,20 @@ pub fn render_after(before: Option<&pb::Board>, game: &pb::Game) -> String {
     out.push('\n');
     out.push_str(" 12  11  10   9   8   7 |  6   5   4   3   2   1\n");
     if let Some(b) = &game.board {
-        let black_moves = if game.geometry() == pb::Geometry::SameWay {
+        let same_way = game.geometry() == pb::Geometry::SameWay;
+        let black_moves = if same_way {
             // Both the same way round: black from white's 12 down to 1,
             // then from 24 down to 13.
             "O = black (moves 12 -> 1, then 24 -> 13: the same way round)"
         } else {
             "O = black (moves 1 -> 24)"
         };
-        out.push_str(&format!(
-            "X = white (moves 24 -> 1)   {black_moves}\nbar: X {} O {}   off: X {} O {}\n",
-            b.white_bar, b.black_bar, b.white_off, b.black_off
-        ));
+        out.push_str(&format!("X = white (moves 24 -> 1)   {black_moves}\n"));
+        // Nothing is hit the same way round: no bar to show.
+        if !same_way {
+            out.push_str(&format!("bar: X {} O {}   ", b.white_bar, b.black_bar));
+        }
+        out.push_str(&format!("off: X {} O {}\n", b.white_off, b.black_off));
         for pin in &b.pins {
             out.push_str(&format!(
                 "pinned: a {} checker on white's point {}\n",

@@ -135,7 +135,36 @@ impl Plugin {
                 ),
             });
         }
+        plugin.check_geometry()?;
         Ok(plugin)
+    }
+
+    /// Refuses a geometry this host does not know (a plugin of a later
+    /// ABI minor: its boards would be checked and shown wrongly), and the
+    /// same-way geometry with the standard board's capability (gnubg's IDs
+    /// read boards as opposed).
+    fn check_geometry(&self) -> Result<(), RulesError> {
+        let refused = |message: String| RulesError {
+            kind: RulesErrorKind::InvalidInput,
+            message,
+        };
+        match proto::Geometry::try_from(self.info.geometry) {
+            Err(_) => Err(refused(format!(
+                "it declares geometry {}, which this host (ABI {}.{}) does not know",
+                self.info.geometry,
+                abi::ABI_MAJOR,
+                abi::ABI_MINOR
+            ))),
+            Ok(proto::Geometry::SameWay)
+                if self.capabilities().contains(Capabilities::STANDARD_BOARD) =>
+            {
+                Err(refused(
+                    "it declares the same-way geometry and the standard board, whose Position IDs are read as opposed"
+                        .into(),
+                ))
+            }
+            Ok(_) => Ok(()),
+        }
     }
 
     /// Whether the plugin runs in worker processes (`--plugin-isolation

@@ -366,7 +366,9 @@ impl Variant for LongNardy {
             version: env!("CARGO_PKG_VERSION").into(),
             description: "Long nardy (длинные нарды): both sides move the same way round the board from their heads, one checker holds a point and nothing is hit; one checker a turn leaves the head; no six points in a row unless an opposing checker is past them.".into(),
             options,
-            max_win_level: 3,
+            // A resignation offers at most a mars: koks is a minority's
+            // rule (`koks=on`), scored by play or by resigning by position.
+            max_win_level: 2,
             win_kinds: vec!["oin".into(), "mars".into(), "koks".into()],
             geometry: bg_variant_api::proto::Geometry::SameWay as i32,
             ..Default::default()

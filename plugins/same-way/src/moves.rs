@@ -165,18 +165,27 @@ fn head_limit(board: &Board, me: Seat, dice: Dice, rules: &Rules) -> u8 {
     if !(first_turn && dice.is_double() && rules.head_doubles.contains(&dice.d1)) {
         return 1;
     }
-    if rules.head_strict {
-        let d = dice.d1;
-        // The points a lone head checker would touch above 12.
-        let stopped_early = (1..=4u8)
-            .map(|k| i32::from(START) - i32::from(k * d))
-            .take_while(|&p| p > 12)
-            .any(|p| closed(board, me, p as u8));
-        if stopped_early {
-            return 1;
-        }
+    if rules.head_strict && !stopped_by_their_head(board, me, dice.d1) {
+        return 1;
     }
     2
+}
+
+/// Whether a lone checker leaving the head with four moves of `d` would
+/// be stopped by the opponent's head (the mover's 12) before any other
+/// closed point (`head_exception=strict`): with 5s it jumps over the head,
+/// with 1s and 2s it never reaches it.
+fn stopped_by_their_head(board: &Board, me: Seat, d: u8) -> bool {
+    for k in 1..=4u8 {
+        let p = i32::from(START) - i32::from(k * d);
+        if p == 12 {
+            return true;
+        }
+        if p < 12 || closed(board, me, p as u8) {
+            return false;
+        }
+    }
+    false
 }
 
 impl Steps for SameWaySteps {

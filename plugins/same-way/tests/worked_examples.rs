@@ -144,6 +144,23 @@ fn ln7_second_players_four_four_classic_and_strict() {
     exactly(&strict, &b, &["24/20"]);
 }
 
+/// `head_exception=strict` asks that the lone checker be stopped by the
+/// opponent's head: with every double allowed, 5-5 jumps over it, so
+/// one checker plays the roll (the classic reading gives LN5a's three).
+#[test]
+fn ln5a_strict_five_five_is_not_stopped_by_the_opponents_head() {
+    let set = results(
+        &LongNardy,
+        &start(),
+        5,
+        5,
+        &[("head_doubles", "all"), ("head_exception", "strict")],
+    );
+    exactly(&set, &start(), &["24/4"]);
+    let six_six = results(&LongNardy, &start(), 6, 6, &[("head_exception", "strict")]);
+    exactly(&six_six, &start(), &["24/18(2)"]);
+}
+
 #[test]
 fn ln8_only_one_head_checker_on_a_later_turn() {
     let b = position(&[(24, 14), (13, 1)], &[(12, 14), (1, 1)]);

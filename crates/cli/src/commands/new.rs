@@ -30,8 +30,9 @@ pub struct Args {
     #[arg(long)]
     pub auto_roll: Option<bool>,
     /// Start every game of the match from this gnubg Position ID (read
-    /// with white on roll), instead of the variant's setup; for the
-    /// variants on the standard board.
+    /// with white on roll, each side in its own numbering), instead of
+    /// the variant's setup; for the variants that can be set up at a
+    /// position.
     #[arg(long, conflicts_with_all = ["xgid", "gnubg_id"])]
     pub position_id: Option<String>,
     /// Take up a match where this XGID says (position, score, cube,
