@@ -285,11 +285,13 @@ enum Command {
     },
     /// The computer player's ranking of the plays for the seat to act in
     /// GAME (the match must give hints: `bgctl new --hints`), with the
-    /// cube decision when there is one. Or, with --corpus, its choice for
-    /// each corpus line (offline): input `POSITION_ID DIE1 DIE2`; output
-    /// those fields, the chosen play's result Position ID (as `plays`
-    /// prints them) and its equity (cubeless money, 0-ply, for the side
-    /// on roll), for a variant whose net lies beside its plugin.
+    /// cube decision, or the variant's decision (tric-trac's stay or go),
+    /// when there is one. Or, with --corpus, its choice for each corpus
+    /// line (offline): input `POSITION_ID DIE1 DIE2` (tric-trac: `... ROLL`,
+    /// as `jans` takes it); output those fields, the chosen play's result
+    /// Position ID (as `plays` prints them) and its equity (cubeless,
+    /// 0-ply, for the side on roll), for a variant whose net lies beside
+    /// its plugin.
     Hint {
         /// The game id, or any start or end of it that is one game's in
         /// the tokens file.
