@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use bg_engine::{Dice, Seat};
-use bg_variant_api::{Options, Outcome, Transition, Variant};
+use bg_variant_api::{Opening, Options, Outcome, Transition, Variant};
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -11,7 +11,8 @@ use crate::player::Player;
 
 /// Plays one game of `variant` from its start between `players` (white's,
 /// then black's): the opening roll (one die each, again on a tie; the
-/// higher moves with both), then each side rolls, answers any decision
+/// higher moves with both, or throws both afresh where the variant's
+/// setup says so), then each side rolls, answers any decision
 /// its roll asks for, and plays, in turn (or rolls again when the variant
 /// says so). `acted` sees what each side's action led to: its play, or a
 /// decision that hands it the dice again. The game's outcome.
@@ -22,6 +23,7 @@ pub fn play_game<V: Variant>(
     acted: &mut dyn FnMut(Seat, &Transition<V::State>),
 ) -> Result<Outcome> {
     let setup = variant.new_game(&Options::new())?;
+    let opening = setup.opening;
     let mut state = setup.state;
     let [white, black] = players;
     let mut players = [white, black];
@@ -36,6 +38,9 @@ pub fn play_game<V: Variant>(
             break (first, Dice::new(white, black)?);
         }
     };
+    if opening == Opening::ThrowAgain {
+        dice = Dice::new(rng.random_range(1..=6), rng.random_range(1..=6))?;
+    }
     let mut plays = Vec::new();
     for _ in 0..20_000 {
         let player = &mut players[seat.index()];
