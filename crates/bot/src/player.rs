@@ -328,6 +328,7 @@ impl<V: Variant> Player<V> for OnePlyPlayer<'_, V> {
         best.0
     }
 
+    /// At 0-ply, as the net's player decides.
     fn decide(
         &mut self,
         variant: &V,
@@ -336,8 +337,11 @@ impl<V: Variant> Player<V> for OnePlyPlayer<'_, V> {
         dice: Dice,
         decision: &Decision,
     ) -> usize {
-        let values = scored::Values::new(self.net, self.checkers, variant);
-        values.best_choice(state, seat, dice, decision).0
+        let mut zero = NetPlayer {
+            net: self.net,
+            checkers: self.checkers,
+        };
+        zero.decide(variant, state, seat, dice, decision)
     }
 }
 

@@ -14,12 +14,9 @@ fn bgctl(command: &str, corpus: &str) -> String {
     )
 }
 
-/// T8 (Lepeintre ch. II): white's 6-5 scores 20 (hits and the corner);
-/// T14: the jan de six tables on the third roll only; T15: nothing
-/// playable gives the opponent 4.
-#[test]
-fn bgctl_jans_prints_each_rolls_points_and_jans() {
-    let t8 = board(
+/// T8 (Lepeintre ch. II): white's 6-5 scores 20 (hits and the corner).
+fn t8() -> Board {
+    board(
         &[(1, 9), (4, 1), (5, 1), (7, 1), (8, 1), (12, 2)],
         &[
             (24, 7),
@@ -32,8 +29,20 @@ fn bgctl_jans_prints_each_rolls_points_and_jans() {
             (17, 1),
             (16, 1),
         ],
-    );
-    let t14 = board(&[(1, 11), (2, 1), (5, 1), (6, 1), (7, 1)], &[(24, 15)]);
+    )
+}
+
+/// T14: the jan de six tables on the third roll only.
+fn t14() -> Board {
+    board(&[(1, 11), (2, 1), (5, 1), (6, 1), (7, 1)], &[(24, 15)])
+}
+
+/// T8 (Lepeintre ch. II): white's 6-5 scores 20 (hits and the corner);
+/// T14: the jan de six tables on the third roll only; T15: nothing
+/// playable gives the opponent 4.
+#[test]
+fn bgctl_jans_prints_each_rolls_points_and_jans() {
+    let (t8, t14) = (t8(), t14());
     let t15 = board(&[(1, 15)], &[(3, 2), (5, 2), (7, 2), (24, 9)]);
     let id = |b: &Board| position_id::encode(b, Seat::White);
     let corpus = format!(
@@ -117,21 +126,7 @@ fn bgctl_plays_lists_tric_trac_plays_as_position_ids() {
 /// equity.
 #[test]
 fn bgctl_hint_chooses_one_of_the_legal_plays_of_each_jans_line() {
-    let t8 = board(
-        &[(1, 9), (4, 1), (5, 1), (7, 1), (8, 1), (12, 2)],
-        &[
-            (24, 7),
-            (23, 1),
-            (22, 1),
-            (21, 1),
-            (20, 1),
-            (19, 1),
-            (18, 1),
-            (17, 1),
-            (16, 1),
-        ],
-    );
-    let t14 = board(&[(1, 11), (2, 1), (5, 1), (6, 1), (7, 1)], &[(24, 15)]);
+    let (t8, t14) = (t8(), t14());
     let id = |b: &Board| position_id::encode(b, Seat::White);
     let corpus = format!(
         "{} 6 5 10\n{} 3 2 3\n{} 5 5 1\n",

@@ -40,6 +40,16 @@ pub async fn run(o: &mut Online, game: &str, plies: u32, top: usize) -> Result<(
     Ok(())
 }
 
+/// What the `n`th ranked (from 0) loses to the best, as the hint shows it
+/// (nothing for the best).
+fn loss(n: usize, equity_loss: f64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" ({:+.3})", -equity_loss)
+    }
+}
+
 /// The hint, for a terminal: the plays best first, then the cube.
 pub fn render(hint: &pb::HintResponse, top: usize) -> String {
     let mut out = String::new();
@@ -54,11 +64,7 @@ pub fn render(hint: &pb::HintResponse, top: usize) -> String {
     for (n, ranked) in hint.plays.iter().take(top).enumerate() {
         let notation = ranked.play.as_ref().map_or("?", |p| p.notation.as_str());
         let p = ranked.probabilities.unwrap_or_default();
-        let loss = if n == 0 {
-            String::new()
-        } else {
-            format!(" ({:+.3})", -ranked.equity_loss)
-        };
+        let loss = loss(n, ranked.equity_loss);
         out.push_str(&format!(
             "{:>3}. {notation:<24} equity {:+.3}{loss:<9} win {:.1}%  gammon {:.1}%  lose gammon {:.1}%  ({}-ply)\n",
             n + 1,
@@ -84,11 +90,7 @@ pub fn render(hint: &pb::HintResponse, top: usize) -> String {
     }
     for (n, ranked) in hint.choices.iter().enumerate() {
         let p = ranked.probabilities.unwrap_or_default();
-        let loss = if n == 0 {
-            String::new()
-        } else {
-            format!(" ({:+.3})", -ranked.equity_loss)
-        };
+        let loss = loss(n, ranked.equity_loss);
         out.push_str(&format!(
             "{:>3}. {:<24} equity {:+.3}{loss:<9} win {:.1}%  (0-ply)\n",
             n + 1,
