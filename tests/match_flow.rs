@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use bg_engine::game::{
-    Command, Crawford, CubeLimit, DiceSource, Event, GameError, Match, MatchSettings, Phase,
+    Command, CommandError, Crawford, CubeLimit, DiceSource, Event, Match, MatchSettings, Phase,
     ResignMode, ScoringLimit,
 };
 use bg_engine::{BAR, Board, Seat};
@@ -232,7 +232,7 @@ fn t29_the_game_after_first_reaching_match_point_is_the_crawford_game() {
         .apply(Black, &Command::Double, &rules, &mut dice)
         .unwrap_err();
     assert!(
-        matches!(&refused, GameError::CubeUnavailable(why) if why.contains("Crawford")),
+        matches!(&refused, CommandError::CubeUnavailable(why) if why.contains("Crawford")),
         "{refused}"
     );
     resign_game(&mut m, &rules, &mut dice, White, 1); // 4-2
@@ -254,7 +254,7 @@ fn t29_the_game_after_first_reaching_match_point_is_the_crawford_game() {
     let after = m
         .apply(White, &Command::Roll, &rules, &mut dice)
         .unwrap_err();
-    assert_eq!(after, GameError::MatchOver);
+    assert_eq!(after, CommandError::MatchOver);
 }
 
 #[test]
@@ -278,7 +278,7 @@ fn t30_no_double_when_the_current_cube_already_wins_the_match() {
         .apply(White, &Command::Double, &rules, &mut dice)
         .unwrap_err();
     assert!(
-        matches!(&refused, GameError::CubeUnavailable(why) if why.contains("dead cube")),
+        matches!(&refused, CommandError::CubeUnavailable(why) if why.contains("dead cube")),
         "{refused}"
     );
 }
@@ -298,7 +298,7 @@ fn t30_post_crawford_the_leader_at_match_point_may_not_double_but_the_trailer_ma
     let refused = m
         .apply(White, &Command::Double, &rules, &mut dice)
         .unwrap_err();
-    assert!(matches!(refused, GameError::CubeUnavailable(_)));
+    assert!(matches!(refused, CommandError::CubeUnavailable(_)));
     let mut dice = script(&[2, 1]);
     command(&mut m, White, Command::Roll, &rules, &mut dice);
     command(&mut m, White, play("13/11 24/23"), &rules, &mut dice);
@@ -349,7 +349,7 @@ fn last_roll(black: &[(u8, u8)], last_dice: [u8; 2]) -> (Option<Seat>, u32) {
     for seat in [White, Black] {
         let refused = m.apply(seat, &Command::Resign { level: None }, &rules, &mut dice);
         assert!(
-            matches!(refused, Err(GameError::Resignation(_))),
+            matches!(refused, Err(CommandError::Resignation(_))),
             "{refused:?}"
         );
     }
@@ -389,17 +389,19 @@ fn rolling_twice_shows_the_same_dice_and_refused_commands_change_nothing() {
     let before = m.clone();
     assert_eq!(
         m.apply(White, &Command::Roll, &rules, &mut dice),
-        Err(GameError::NotYourTurn("black to roll (or double)".into()))
+        Err(CommandError::NotYourTurn(
+            "black to roll (or double)".into()
+        ))
     );
     assert!(matches!(
         m.apply(Black, &play("24/18"), &rules, &mut dice),
-        Err(GameError::WrongPhase(_))
+        Err(CommandError::WrongPhase(_))
     ));
     // The seat not on turn hears that it must wait, whatever it asks.
     for asked in [play("24/18"), Command::Double] {
         assert!(matches!(
             m.apply(White, &asked, &rules, &mut dice),
-            Err(GameError::NotYourTurn(_))
+            Err(CommandError::NotYourTurn(_))
         ));
     }
     assert_eq!(m, before);
@@ -512,7 +514,7 @@ fn random_matches_with_the_cube_end_with_consistent_scores() {
                     }
                 }
                 // Doubles and resignations may be refused; nothing changes.
-                Err(GameError::CubeUnavailable(_) | GameError::Resignation(_)) => {}
+                Err(CommandError::CubeUnavailable(_) | CommandError::Resignation(_)) => {}
                 Err(e) => panic!("match {n}: {command:?} by {seat}: {e}"),
             }
         }

@@ -1203,3 +1203,170 @@ fn a_match_against_the_computer_with_a_hint_and_an_analysis() {
         "{analysis}"
     );
 }
+
+/// A seat that acts out of turn is told which seat the game waits for,
+/// so that the README's walk-through can be followed whoever starts.
+#[test]
+fn acting_out_of_turn_says_which_seat_to_act_as() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let created = ok(bgctl(&server, &tokens, &["new", "--match", "3"]));
+    let game = field(&created, "game id:").to_string();
+    let mover = field(&created, "to act:").to_string();
+    let mut args = vec![
+        "move".to_string(),
+        game.clone(),
+        "--as".into(),
+        other(&mover).into(),
+    ];
+    args.extend(first_play(&created));
+    let refused = bgctl(
+        &server,
+        &tokens,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(error.contains("NOT_YOUR_TURN"), "{error}");
+    assert!(
+        error.contains(&format!("the game waits for {mover} to move")),
+        "{error}"
+    );
+    assert!(
+        error.trim_end().ends_with(&format!("(try --as {mover})")),
+        "{error}"
+    );
+    assert_eq!(error.trim_end().lines().count(), 1, "{error}");
+}
+
+/// `bgctl new --first-move` sets who starts the games after the first;
+/// the settings line under the board says it, with hints and the clock.
+#[test]
+fn bgctl_new_sets_who_starts_later_games_and_the_settings_line_says_it() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let created = ok(bgctl(
+        &server,
+        &tokens,
+        &[
+            "new",
+            "--match",
+            "3",
+            "--first-move",
+            "opening-roll",
+            "--hints",
+            "--clock",
+            "2m/point+12s",
+        ],
+    ));
+    let settings = created
+        .lines()
+        .find(|l| l.starts_with("settings: "))
+        .unwrap_or_else(|| panic!("no settings line in\n{created}"));
+    assert!(
+        settings.ends_with(
+            ", an opening throw every game, hints on, clock 2m/point+12s (running out costs the match)"
+        ),
+        "{settings}"
+    );
+    let created = ok(bgctl(
+        &server,
+        &tokens,
+        &["new", "--match", "3", "--first-move", "winner"],
+    ));
+    assert!(
+        created.contains(", the winner of a game starts the next, hints off, no clock\n"),
+        "{created}"
+    );
+    let refused = bgctl(&server, &tokens, &["new", "--first-move", "sometimes"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+}
+
+/// `bgctl variants` says a cube an option turns on is off by default, by
+/// the option the variant declares.
+#[test]
+fn bgctl_variants_says_a_cube_off_by_default_is_off() {
+    let server = Server::start_every_variant();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let listed = ok(bgctl(&server, &tokens, &["variants"]));
+    let cube_of = |variant: &str| -> String {
+        let mut lines = listed.lines();
+        lines
+            .find(|l| l.starts_with(&format!("{variant} ")))
+            .unwrap_or_else(|| panic!("no {variant} in\n{listed}"));
+        field(lines.next().unwrap(), "cube:").to_string()
+    };
+    assert_eq!(cube_of("plakoto"), "off by default (option cube=on)");
+    assert_eq!(cube_of("standard"), "yes");
+    assert_eq!(cube_of("trictrac"), "no");
+}
+
+/// Against the computer, the answer to a move holds its reply: a checker
+/// it hits is marked in its play (`bar/20*`) as in the player's own.
+/// Plays the first legal play until the computer hits.
+#[test]
+fn the_computers_reply_carries_its_hit_marks() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    let run = |args: &[&str]| ok(bgctl(&server, &tokens, args));
+    let created = run(&[
+        "new",
+        "--match",
+        "25",
+        "--cube-max",
+        "0",
+        "--bot",
+        "black:advanced",
+    ]);
+    let game = field(&created, "game id:").to_string();
+    let white_bar = |shown: &str| -> u32 {
+        field(shown, "bar:")
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let mut shown = created;
+    for _ in 0..200 {
+        assert_eq!(field(&shown, "to act:"), "white", "{shown}");
+        let play = first_play(&shown);
+        let before = white_bar(&shown);
+        let mut args = vec![
+            "move".to_string(),
+            game.clone(),
+            "--as".into(),
+            "white".into(),
+        ];
+        args.extend(play.iter().cloned());
+        shown = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let told = field(&shown, "last action:").to_string();
+        if told.contains(" wins ") {
+            continue;
+        }
+        let replies: Vec<&str> = told
+            .split(", ")
+            .filter(|part| part.starts_with("black moves "))
+            .collect();
+        // White entered nothing and its bar gained: black hit.
+        let entered = play.iter().any(|m| m.starts_with("bar"));
+        if before == 0 && !entered && white_bar(&shown) > 0 {
+            assert!(
+                replies.iter().any(|r| r.contains('*')),
+                "the computer's hit is marked: {shown}"
+            );
+            return;
+        }
+        if white_bar(&shown) == before && !entered {
+            assert!(
+                replies.iter().all(|r| !r.contains('*')),
+                "no hit, no mark: {shown}"
+            );
+        }
+    }
+    panic!("the computer did not hit in 200 turns of first legal plays");
+}

@@ -20,6 +20,8 @@
 //! network, storage or the clock on a plugin's behalf.
 
 mod backend;
+mod call;
+mod in_process;
 pub mod isolated;
 mod load;
 mod plugin;
@@ -28,7 +30,7 @@ mod rules;
 
 pub use isolated::{WorkerSettings, with_deadline};
 pub use load::{LoadError, load, load_isolated};
-pub use plugin::{Plugin, Setup, Transition};
+pub use plugin::{Plugin, Setup, Transition, Unhealthy};
 pub use registry::{PluginHost, ScanReport, Skipped};
 pub use rules::VariantRules;
 

@@ -6,7 +6,9 @@ use std::io::Read;
 
 use bg_variant_api::abi::{self, DescriptorHeader, VariantDescriptor};
 
-use crate::backend::{Backend, Calls, Identity};
+use crate::backend::Backend;
+use crate::call::Identity;
+use crate::in_process::Calls;
 use crate::isolated::{WorkerSettings, Workers};
 use crate::plugin::Plugin;
 
@@ -78,7 +80,7 @@ pub fn load(path: &Path) -> Result<Plugin, LoadError> {
         source,
     })?;
     let (descriptor, calls) = open_plugin(path, file)?;
-    let identity = Identity::of(descriptor, &calls);
+    let identity = Identity::of(descriptor, calls.has_scoreboard());
     Plugin::new(path.to_path_buf(), identity, Backend::InProcess(calls)).map_err(|e| {
         LoadError::BadInfo {
             path: path.to_path_buf(),

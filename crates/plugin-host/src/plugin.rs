@@ -10,7 +10,8 @@ use bg_variant_api::abi::{self, Status};
 use bg_variant_api::{Capabilities, Options, proto, wire};
 use prost::Message;
 
-use crate::backend::{Answer, Backend, Identity, Request};
+use crate::backend::Backend;
+use crate::call::{Answer, Identity, Request};
 
 /// A new game as a plugin set it up (state bytes are the plugin's).
 pub type Setup = bg_engine::game::Setup<Vec<u8>>;
@@ -58,6 +59,15 @@ impl LastPlays {
     fn answers(&self, plugin: u64, state: &[u8], seat: u8, dice: Dice) -> bool {
         self.plugin == plugin && self.dice == Some(dice) && self.seat == seat && self.state == state
     }
+}
+
+/// Why a plugin must not be called now, and when it may be again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unhealthy {
+    /// What happened, for people (no plugin's internals in it).
+    pub why: String,
+    /// When a call may be tried again, if that is known.
+    pub retry_after: Option<std::time::Duration>,
 }
 
 /// A variant plugin, loaded and checked. Cheap to share (`Arc<Plugin>`);
@@ -253,20 +263,27 @@ impl Plugin {
     /// Why the plugin must not be called now (None: it may): a call ran
     /// past its deadline and has not returned, or (isolated) its worker
     /// processes fail to start and the next try is not due.
-    pub fn unhealthy(&self) -> Option<String> {
+    pub fn unhealthy(&self) -> Option<Unhealthy> {
         if let Backend::Isolated(workers) = &self.backend
-            && let Some(why) = workers.unhealthy()
+            && let Some((why, wait)) = workers.unhealthy()
         {
-            return Some(format!("variant {}: {why}", self.name));
+            return Some(Unhealthy {
+                why: format!("variant {}: {why}", self.name),
+                retry_after: Some(wait),
+            });
         }
         match self.overran.load(Ordering::Acquire) {
             0 => None,
-            n => Some(format!(
-                "{n} call{} of variant {} ran past the deadline and {} not returned",
-                if n == 1 { "" } else { "s" },
-                self.name,
-                if n == 1 { "has" } else { "have" }
-            )),
+            n => Some(Unhealthy {
+                why: format!(
+                    "{n} call{} of variant {} ran past the deadline and {} not returned",
+                    if n == 1 { "" } else { "s" },
+                    self.name,
+                    if n == 1 { "has" } else { "have" }
+                ),
+                // Nobody knows when an in-process call returns.
+                retry_after: None,
+            }),
         }
     }
 

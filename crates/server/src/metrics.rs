@@ -120,26 +120,9 @@ fn rpc(method: String, code: &str, took: Duration) {
 
 /// The name of a gRPC status code, from its number.
 fn code_name(code: &str) -> &'static str {
-    match code.parse::<i32>().map(tonic::Code::from) {
-        Ok(tonic::Code::Ok) => "OK",
-        Ok(tonic::Code::Cancelled) => "CANCELLED",
-        Ok(tonic::Code::Unknown) => "UNKNOWN",
-        Ok(tonic::Code::InvalidArgument) => "INVALID_ARGUMENT",
-        Ok(tonic::Code::DeadlineExceeded) => "DEADLINE_EXCEEDED",
-        Ok(tonic::Code::NotFound) => "NOT_FOUND",
-        Ok(tonic::Code::AlreadyExists) => "ALREADY_EXISTS",
-        Ok(tonic::Code::PermissionDenied) => "PERMISSION_DENIED",
-        Ok(tonic::Code::ResourceExhausted) => "RESOURCE_EXHAUSTED",
-        Ok(tonic::Code::FailedPrecondition) => "FAILED_PRECONDITION",
-        Ok(tonic::Code::Aborted) => "ABORTED",
-        Ok(tonic::Code::OutOfRange) => "OUT_OF_RANGE",
-        Ok(tonic::Code::Unimplemented) => "UNIMPLEMENTED",
-        Ok(tonic::Code::Internal) => "INTERNAL",
-        Ok(tonic::Code::Unavailable) => "UNAVAILABLE",
-        Ok(tonic::Code::DataLoss) => "DATA_LOSS",
-        Ok(tonic::Code::Unauthenticated) => "UNAUTHENTICATED",
-        Err(_) => "UNKNOWN",
-    }
+    code.parse::<i32>()
+        .map(|n| crate::error::code_name(tonic::Code::from(n)))
+        .unwrap_or("UNKNOWN")
 }
 
 /// Counts and times every RPC: its method (the last part of the path) and

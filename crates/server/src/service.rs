@@ -10,11 +10,11 @@ use bg_engine::game::Command;
 use bg_store::GameStore;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 use crate::fields::{Fields, GameField};
 use crate::games::{Action, Games, check_request_id, fingerprint, game_id_of};
 use crate::rate_limit::{Limiter, Rate};
@@ -53,9 +53,7 @@ impl<S> Service<S> {
         limiter.take(&caller).map_err(|wait| {
             crate::metrics::limited("new_games_rate");
             let ms = wait.as_millis().max(1);
-            ApiError::new(
-                Code::ResourceExhausted,
-                "RATE_LIMITED",
+            ApiError::new(Reason::RateLimited,
                 format!("this caller creates games faster than the server allows (--new-games-per-second): retry in {ms} ms"),
             )
             .with("retry_after_ms", ms)
@@ -74,8 +72,7 @@ fn bearer<T>(request: &Request<T>) -> Result<Option<String>, ApiError> {
     };
     if values.next().is_some() {
         return Err(ApiError::new(
-            Code::Unauthenticated,
-            "TOKEN_AMBIGUOUS",
+            Reason::TokenAmbiguous,
             "the request carries more than one `authorization` header: send one, `Bearer <token>`",
         ));
     }
@@ -243,7 +240,8 @@ impl<S: GameStore> GameService for Service<S> {
         request: Request<pb::MoveRequest>,
     ) -> Result<Response<pb::Game>, Status> {
         let r = request.get_ref();
-        let command = convert::play_in(&r.moves, &r.notation).map(|play| Command::Move { play });
+        let command =
+            convert::from_api::play(&r.moves, &r.notation).map(|play| Command::Move { play });
         self.act("Move", &request, command).await
     }
 

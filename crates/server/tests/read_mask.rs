@@ -9,7 +9,7 @@
 mod common;
 
 use bg_api::v1 as pb;
-use bg_server::convert::keep_only;
+use bg_server::convert::to_api::keep_only;
 use bg_server::fields::{Fields, GAME_FIELDS, PLAY_FIELDS};
 use common::*;
 use prost_types::FieldMask;

@@ -1,33 +1,165 @@
 //! A seat's action: `roll`, `move`, `double`, `resign`, `decide`,
-//! `abandon`. The game is read first (its version, and whether the dice
-//! are already thrown for the seat), then the action sent with the
-//! seat's token from the tokens file; the answer is drawn with the
-//! action said in players' words.
+//! `abandon`, each with its arguments. The game is read first (its
+//! version, and whether the dice are already thrown for the seat), then
+//! the action sent with the seat's token from the tokens file; the answer
+//! is drawn with the action said in players' words. A seat told it is
+//! not its turn is told which seat the game waits for.
 
 use anyhow::Result;
 use bg_api::v1 as pb;
+use clap::ValueEnum;
 
-use super::Online;
-use crate::client::{Tokens, authorized, explain, render, render_after};
-use crate::{Command, CubeAction};
+use super::{Context, Online};
+use crate::connection::{authorized, explain, not_your_turn, waited_for};
+use crate::render::{render, render_after, seat_name};
+use crate::tokens::Tokens;
 
-pub async fn run(o: &mut Online, action: Command) -> Result<()> {
-    let (game_id, seat) = match &action {
-        Command::Roll { game, seat, .. }
-        | Command::Move { game, seat, .. }
-        | Command::Double { game, seat, .. }
-        | Command::Resign { game, seat, .. }
-        | Command::Decide { game, seat, .. }
-        | Command::Abandon { game, seat } => (game.clone(), *seat),
-        _ => unreachable!("offline commands are handled before"),
-    };
-    let Some(game_id) = o.tokens.resolve(&game_id)? else {
-        anyhow::bail!(
-            "no game {game_id} in the tokens file {}: give the whole game id, or its start \
-             or end if `bgctl new` made it here (see --tokens)",
-            o.tokens_path.display()
-        );
-    };
+/// A seat, as `--as` names it.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SeatArg {
+    White,
+    Black,
+}
+
+impl SeatArg {
+    fn name(self) -> &'static str {
+        match self {
+            SeatArg::White => "white",
+            SeatArg::Black => "black",
+        }
+    }
+
+    fn pb(self) -> pb::Seat {
+        match self {
+            SeatArg::White => pb::Seat::White,
+            SeatArg::Black => pb::Seat::Black,
+        }
+    }
+}
+
+/// What a seat does with the cube.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CubeAction {
+    Offer,
+    Take,
+    Drop,
+    Beaver,
+}
+
+/// What `bgctl roll` takes.
+#[derive(clap::Args)]
+pub struct Roll {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+    #[arg(long = "as", value_enum)]
+    pub seat: SeatArg,
+    /// Your seat's seed for the verifiable dice (once a match, any
+    /// text up to 256 bytes): the dice from this roll on depend on it
+    /// (docs/fair-dice.md).
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub dice_seed: String,
+}
+
+/// What `bgctl move` takes.
+#[derive(clap::Args)]
+pub struct Move {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+    #[arg(long = "as", value_enum)]
+    pub seat: SeatArg,
+    /// The moves, in the usual notation.
+    #[arg(required = true)]
+    pub play: Vec<String>,
+    /// Your seat's seed for the verifiable dice, as with `roll` (for a
+    /// seat whose dice auto-roll throws): it applies from the next die.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub dice_seed: String,
+}
+
+/// What `bgctl double` takes.
+#[derive(clap::Args)]
+pub struct Double {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+    #[arg(long = "as", value_enum)]
+    pub seat: SeatArg,
+    #[arg(value_enum, default_value_t = CubeAction::Offer)]
+    pub action: CubeAction,
+}
+
+/// What `bgctl resign` takes.
+#[derive(clap::Args)]
+pub struct Resign {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+    #[arg(long = "as", value_enum)]
+    pub seat: SeatArg,
+    /// Offer mode: 1 single, 2 gammon, 3 backgammon.
+    #[arg(long, default_value_t = 0)]
+    pub level: u32,
+    #[arg(long, conflicts_with = "decline")]
+    pub accept: bool,
+    #[arg(long)]
+    pub decline: bool,
+}
+
+/// What `bgctl decide` takes.
+#[derive(clap::Args)]
+pub struct Decide {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+    #[arg(long = "as", value_enum)]
+    pub seat: SeatArg,
+    /// One of the choices the game shows.
+    pub choice: String,
+}
+
+/// What `bgctl abandon` takes.
+#[derive(clap::Args)]
+pub struct Abandon {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+    #[arg(long = "as", value_enum)]
+    pub seat: SeatArg,
+}
+
+/// One of the six actions, with its arguments.
+pub enum Action {
+    Roll(Roll),
+    Move(Move),
+    Double(Double),
+    Resign(Resign),
+    Decide(Decide),
+    Abandon(Abandon),
+}
+
+impl Action {
+    /// The game named and the seat acting.
+    fn game_and_seat(&self) -> (&str, SeatArg) {
+        match self {
+            Action::Roll(Roll { game, seat, .. })
+            | Action::Move(Move { game, seat, .. })
+            | Action::Double(Double { game, seat, .. })
+            | Action::Resign(Resign { game, seat, .. })
+            | Action::Decide(Decide { game, seat, .. })
+            | Action::Abandon(Abandon { game, seat }) => (game, *seat),
+        }
+    }
+}
+
+pub fn run(cx: &Context, action: Action) -> Result<()> {
+    cx.online(async |o| act(o, action).await)
+}
+
+async fn act(o: &mut Online, action: Action) -> Result<()> {
+    let (game, seat) = action.game_and_seat();
+    let game_id = o.game_of_tokens_file(game)?;
     let token = o.tokens.get(&game_id, seat.name())?;
     let current = o
         .client
@@ -35,7 +167,7 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
         .await
         .map_err(explain)?
         .into_inner();
-    if let (Command::Roll { dice_seed, .. }, Some(dice)) = (&action, current.dice)
+    if let (Action::Roll(Roll { dice_seed, .. }), Some(dice)) = (&action, current.dice)
         && current.to_act == seat.pb() as i32
         && current.phase == pb::Phase::Move as i32
     {
@@ -63,16 +195,18 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
     let request_id = uuid_like();
     // A seed given for the verifiable dice, kept for `verify`.
     let seed_given = match &action {
-        Command::Roll { dice_seed, .. } | Command::Move { dice_seed, .. } => dice_seed.clone(),
+        Action::Roll(Roll { dice_seed, .. }) | Action::Move(Move { dice_seed, .. }) => {
+            dice_seed.clone()
+        }
         _ => String::new(),
     };
-    let game = match action {
-        Command::Roll { dice_seed, .. } => {
+    let answer = match action {
+        Action::Roll(Roll { dice_seed, .. }) => {
             o.client
                 .roll(authorized(
                     pb::RollRequest {
                         read_mask: None,
-                        game_id,
+                        game_id: game_id.clone(),
                         expected_version: version,
                         request_id,
                         dice_seed,
@@ -81,14 +215,14 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
                 )?)
                 .await
         }
-        Command::Move {
+        Action::Move(Move {
             play, dice_seed, ..
-        } => {
+        }) => {
             o.client
                 .r#move(authorized(
                     pb::MoveRequest {
                         read_mask: None,
-                        game_id,
+                        game_id: game_id.clone(),
                         expected_version: version,
                         request_id,
                         notation: play.join(" "),
@@ -99,12 +233,12 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
                 )?)
                 .await
         }
-        Command::Double { action, .. } => {
+        Action::Double(Double { action, .. }) => {
             o.client
                 .double(authorized(
                     pb::DoubleRequest {
                         read_mask: None,
-                        game_id,
+                        game_id: game_id.clone(),
                         expected_version: version,
                         request_id,
                         action: match action {
@@ -118,17 +252,17 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
                 )?)
                 .await
         }
-        Command::Resign {
+        Action::Resign(Resign {
             level,
             accept,
             decline,
             ..
-        } => {
+        }) => {
             o.client
                 .resign(authorized(
                     pb::ResignRequest {
                         read_mask: None,
-                        game_id,
+                        game_id: game_id.clone(),
                         expected_version: version,
                         request_id,
                         action: if accept {
@@ -144,12 +278,12 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
                 )?)
                 .await
         }
-        Command::Decide { choice, .. } => {
+        Action::Decide(Decide { choice, .. }) => {
             o.client
                 .decide(authorized(
                     pb::DecideRequest {
                         read_mask: None,
-                        game_id,
+                        game_id: game_id.clone(),
                         expected_version: version,
                         request_id,
                         choice,
@@ -158,12 +292,12 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
                 )?)
                 .await
         }
-        Command::Abandon { .. } => {
+        Action::Abandon(_) => {
             o.client
                 .abandon(authorized(
                     pb::AbandonRequest {
                         read_mask: None,
-                        game_id,
+                        game_id: game_id.clone(),
                         expected_version: version,
                         request_id,
                     },
@@ -171,10 +305,23 @@ pub async fn run(o: &mut Online, action: Command) -> Result<()> {
                 )?)
                 .await
         }
-        _ => unreachable!(),
-    }
-    .map_err(explain)?
-    .into_inner();
+    };
+    let game = match answer {
+        Ok(answer) => answer.into_inner(),
+        Err(status) => {
+            // Not this seat's turn: which seat's it is (as the server
+            // says it, else as the game read before said it), when the
+            // tokens file can act for it.
+            let other = not_your_turn(&status)
+                .then(|| waited_for(status.message()).unwrap_or(seat_name(current.to_act)))
+                .filter(|&other| other != seat.name() && o.tokens.get(&game_id, other).is_ok());
+            let error = explain(status);
+            return Err(match other {
+                Some(other) => anyhow::anyhow!("{error} (try --as {other})"),
+                None => error,
+            });
+        }
+    };
     if !seed_given.is_empty() {
         let mut tokens = Tokens::load(&o.tokens_path)?;
         tokens.set_seed(&game.game_id, seat.name(), &seed_given);

@@ -5,13 +5,32 @@ use anyhow::Result;
 use bg_api::v1 as pb;
 use tonic::Request;
 
-use super::Online;
-use crate::client::{authorized, explain, seat_name};
+use super::{Context, Online};
+use crate::connection::{authorized, explain};
+use crate::render::seat_name;
+
+/// What `bgctl analyze` takes.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+    /// 0 or 1, as for `hint`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1))]
+    pub plies: u32,
+    /// List every decision judged, not only the mistakes.
+    #[arg(long)]
+    pub all: bool,
+}
 
 /// Decisions losing at least this much equity are listed.
 const LISTED_FROM: f64 = 0.02;
 
-pub async fn run(o: &mut Online, game: &str, plies: u32, all: bool) -> Result<()> {
+pub fn run(cx: &Context, args: Args) -> Result<()> {
+    cx.online(async |o| analyze(o, &args.game, args.plies, args.all).await)
+}
+
+async fn analyze(o: &mut Online, game: &str, plies: u32, all: bool) -> Result<()> {
     let game_id = o.whole_id(game)?;
     let message = pb::AnalyzeMatchRequest {
         game_id: game_id.clone(),
@@ -36,7 +55,7 @@ pub async fn run(o: &mut Online, game: &str, plies: u32, all: bool) -> Result<()
 }
 
 /// The analysis, for a terminal.
-pub fn render(a: &pb::AnalyzeMatchResponse, all: bool) -> String {
+fn render(a: &pb::AnalyzeMatchResponse, all: bool) -> String {
     let mut out = format!(
         "match at version {}, judged at {}-ply: {} decisions\n",
         a.version,

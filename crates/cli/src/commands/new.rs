@@ -4,9 +4,44 @@
 use anyhow::Result;
 use bg_api::v1 as pb;
 
-use super::Online;
-use crate::OnTimeoutArg;
-use crate::client::{self, explain, render};
+use clap::ValueEnum;
+
+use super::{Context, Online};
+use crate::connection::explain;
+use crate::parse;
+use crate::render::{id_end, in_effect, render};
+
+/// What running out of time costs (`bgctl new --on-timeout`).
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OnTimeoutArg {
+    Match,
+    Game,
+}
+
+/// Who starts each game after the first (`bgctl new --first-move`), the
+/// API's `FirstMove`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FirstMoveArg {
+    /// The loser of the previous game.
+    Loser,
+    /// The seats take turns.
+    Alternate,
+    /// The winner of the previous game.
+    Winner,
+    /// An opening roll every game.
+    OpeningRoll,
+}
+
+impl FirstMoveArg {
+    fn pb(self) -> pb::FirstMove {
+        match self {
+            FirstMoveArg::Loser => pb::FirstMove::Loser,
+            FirstMoveArg::Alternate => pb::FirstMove::Alternate,
+            FirstMoveArg::Winner => pb::FirstMove::Winner,
+            FirstMoveArg::OpeningRoll => pb::FirstMove::OpeningRoll,
+        }
+    }
+}
 
 /// What `bgctl new` takes.
 #[derive(clap::Args)]
@@ -57,7 +92,7 @@ pub struct Args {
     /// (`10m`), per match point (`2m/point`), a delay (`+12s`), an
     /// increment (`+2s/move`), a cap on a turn (`1d/turn`), joined:
     /// `2m/point+12s` is USBGF's clock. Durations in s, m, h or d.
-    #[arg(long, value_parser = client::parse_clock)]
+    #[arg(long, value_parser = parse::parse_clock)]
     pub clock: Option<pb::ClockSettings>,
     /// With --clock: what running out costs, `match` (the default) or
     /// `game`.
@@ -72,6 +107,12 @@ pub struct Args {
     /// (`bgctl hint GAME`).
     #[arg(long)]
     pub hints: bool,
+    /// Who starts each game after the first: the `loser` of the previous
+    /// game, the seats in turn (`alternate`), its `winner`, or an opening
+    /// roll every game (`opening-roll`). Default: the variant's rule (the
+    /// loser; the winner in Plakoto).
+    #[arg(long, value_enum)]
+    pub first_move: Option<FirstMoveArg>,
 }
 
 /// `SEAT[:LEVEL]`.
@@ -88,7 +129,11 @@ fn parse_bot(text: &str) -> Result<pb::BotSeat, String> {
     })
 }
 
-pub async fn run(o: &mut Online, args: Args) -> Result<()> {
+pub fn run(cx: &Context, args: Args) -> Result<()> {
+    cx.online(async |o| new(o, args).await)
+}
+
+async fn new(o: &mut Online, args: Args) -> Result<()> {
     let Args {
         variant,
         match_length,
@@ -106,6 +151,7 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
         on_timeout,
         bot,
         hints,
+        first_move,
     } = args;
     let clock = clock.map(|clock| pb::ClockSettings {
         on_timeout: match on_timeout {
@@ -134,13 +180,13 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
                 Some(pb::Geometry::SameWay) => bg_engine::Geometry::SameWay,
                 _ => bg_engine::Geometry::Opposed,
             };
-            Some(client::board_of_position_id(id, checkers, geometry)?)
+            Some(parse::board_of_position_id(id, checkers, geometry)?)
         }
         None => None,
     };
     let request = pb::NewGameRequest {
         variant,
-        options: client::parse_options(&options)?.into_iter().collect(),
+        options: parse::parse_options(&options)?.into_iter().collect(),
         settings: Some(pb::MatchSettings {
             match_length,
             cube_max,
@@ -148,6 +194,7 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
             verifiable_dice,
             clock,
             hints: hints.then_some(true),
+            first_move: first_move.map_or(pb::FirstMove::Unspecified, FirstMoveArg::pb) as i32,
             resignation: if resign_offers {
                 pb::ResignationMode::Offer as i32
             } else {
@@ -182,12 +229,12 @@ pub async fn run(o: &mut Online, args: Args) -> Result<()> {
     }
     o.tokens.save(&o.tokens_path)?;
     print!("{}", render(&game));
-    print!("{}", client::in_effect(&game, &variants));
+    print!("{}", in_effect(&game, &variants));
     println!("seat tokens saved in {}", o.tokens_path.display());
     println!("game id: {}", game.game_id);
     println!(
         "(bgctl takes any start or end of it that is one game's, e.g. {})",
-        client::id_end(&game.game_id)
+        id_end(&game.game_id)
     );
     Ok(())
 }

@@ -2,10 +2,23 @@
 
 use anyhow::Result;
 
-use super::Online;
-use crate::client::{explain, render};
+use super::{Context, Online};
+use crate::connection::explain;
+use crate::render::render;
 
-pub async fn run(o: &mut Online, game: &str) -> Result<()> {
+/// What `bgctl show` takes.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game id, or any start or end of it that is one game's in
+    /// the tokens file.
+    pub game: String,
+}
+
+pub fn run(cx: &Context, args: Args) -> Result<()> {
+    cx.online(async |o| show(o, &args.game).await)
+}
+
+async fn show(o: &mut Online, game: &str) -> Result<()> {
     let game = o
         .client
         .get_game(super::get(&o.whole_id(game)?))

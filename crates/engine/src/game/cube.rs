@@ -37,11 +37,15 @@ impl Match {
         Ok(value)
     }
 
-    pub(super) fn double(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
+    pub(super) fn double(
+        &mut self,
+        seat: Seat,
+        events: &mut Vec<Event>,
+    ) -> Result<(), CommandError> {
         self.expect(seat, Phase::Roll)?;
         let value = self
             .double_value(seat)
-            .map_err(|why| GameError::CubeUnavailable(why.to_string()))?;
+            .map_err(|why| CommandError::CubeUnavailable(why.to_string()))?;
         self.pending_double = Some(PendingDouble {
             by: seat,
             value,
@@ -52,7 +56,7 @@ impl Match {
         Ok(())
     }
 
-    pub(super) fn take(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
+    pub(super) fn take(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), CommandError> {
         self.expect(seat, Phase::CubeOffered)?;
         let offer = self.pending_double.take().expect("a double is pending");
         self.cube = Cube {
@@ -69,9 +73,13 @@ impl Match {
         Ok(())
     }
 
-    pub(super) fn beaver(&mut self, seat: Seat, events: &mut Vec<Event>) -> Result<(), GameError> {
+    pub(super) fn beaver(
+        &mut self,
+        seat: Seat,
+        events: &mut Vec<Event>,
+    ) -> Result<(), CommandError> {
         self.expect(seat, Phase::CubeOffered)?;
-        let refuse = |why: &str| Err(GameError::CubeUnavailable(why.to_string()));
+        let refuse = |why: &str| Err(CommandError::CubeUnavailable(why.to_string()));
         if !self.settings.is_money() || !self.settings.beavers {
             return refuse("beavers are not allowed in this match");
         }
@@ -101,7 +109,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         self.expect(seat, Phase::CubeOffered)?;
         let offer = self.pending_double.take().expect("a double is pending");
         events.push(Event::DoubleDropped { seat });
@@ -131,21 +139,21 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         if !matches!(self.phase, Phase::Roll | Phase::Move | Phase::Decision) {
-            return Err(GameError::Resignation(
+            return Err(CommandError::Resignation(
                 "answer the pending double or resignation first".into(),
             ));
         }
         if self.pending_win.is_some() {
-            return Err(GameError::Resignation(
+            return Err(CommandError::Resignation(
                 "the game is decided; only the last roll remains".into(),
             ));
         }
         match self.settings.resignation {
             ResignMode::ByPosition => {
                 if level.is_some() {
-                    return Err(GameError::Resignation(
+                    return Err(CommandError::Resignation(
                         "this match resigns by position: give no level".into(),
                     ));
                 }
@@ -161,7 +169,7 @@ impl Match {
             ResignMode::Offer => {
                 let max = max_level(rules);
                 let Some(level) = level.filter(|l| (1..=max).contains(l)) else {
-                    return Err(GameError::Resignation(format!(
+                    return Err(CommandError::Resignation(format!(
                         "offer a level from 1 to {max}: how many times the cube the game is conceded for"
                     )));
                 };
@@ -169,7 +177,7 @@ impl Match {
                     && declined_by == seat
                     && level <= declined
                 {
-                    return Err(GameError::Resignation(format!(
+                    return Err(CommandError::Resignation(format!(
                         "level {declined} was declined; offer more, or play on first"
                     )));
                 }
@@ -191,7 +199,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         self.expect(seat, Phase::ResignationOffered)?;
         let offer = self.resignation.take().expect("an offer is pending");
         // Never more than the variant allows, whenever the offer was made.
@@ -206,7 +214,7 @@ impl Match {
         &mut self,
         seat: Seat,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         self.expect(seat, Phase::ResignationOffered)?;
         let offer = self.resignation.take().expect("an offer is pending");
         self.phase = offer.resume;

@@ -10,7 +10,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         let setup = rules.new_game()?;
         self.game_number += 1;
         self.variant_state = setup.state;
@@ -126,8 +126,8 @@ impl Match {
         setup: Setup<Vec<u8>>,
         from: Resume,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
-        let invalid = |what: String| Err(GameError::InvalidStart(what));
+    ) -> Result<(), CommandError> {
+        let invalid = |what: String| Err(CommandError::InvalidStart(what));
         let length = self.settings.match_length;
         if length > 0 && from.score.iter().any(|&s| s >= length) {
             return invalid(format!(
@@ -204,7 +204,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         let Some(winner) = outcome.winner else {
             return self.end_game(self.draw(), rules, dice, events);
         };
@@ -272,7 +272,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         self.score_game(result, events);
         if self.is_over() {
             self.winner = self.leader();
@@ -309,7 +309,7 @@ impl Match {
         seat: Seat,
         rules: &impl Rules,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         let result = self.conceded_by(seat, rules)?;
         self.pending_double = None;
         self.resignation = None;
@@ -347,7 +347,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         let mut result = self.conceded_by(seat, rules)?;
         if result.reason == EndReason::Resigned {
             result.reason = EndReason::Time;
@@ -370,7 +370,7 @@ impl Match {
     /// was to answer as dropped; otherwise as a resignation by position
     /// (what the position concedes, times the cube), so that leaving never
     /// costs less than resigning.
-    fn conceded_by(&self, seat: Seat, rules: &impl Rules) -> Result<GameResult, GameError> {
+    fn conceded_by(&self, seat: Seat, rules: &impl Rules) -> Result<GameResult, CommandError> {
         if let Some(win) = &self.pending_win {
             return Ok(win.clone());
         }

@@ -318,7 +318,7 @@ impl Event {
 
 /// Why a command was refused. Nothing changes when a command is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum GameError {
+pub enum CommandError {
     /// Another seat must act first; the text says who, and what the game
     /// waits for (e.g. "black to move").
     #[error("it is not your turn: the game waits for {0}")]
@@ -338,17 +338,17 @@ pub enum GameError {
     Rules(#[from] RulesError),
 }
 
-impl GameError {
+impl CommandError {
     /// A stable machine-readable reason for API errors.
     pub fn reason(&self) -> &'static str {
         match self {
-            GameError::NotYourTurn(_) => "NOT_YOUR_TURN",
-            GameError::WrongPhase(_) => "WRONG_PHASE",
-            GameError::CubeUnavailable(_) => "CUBE_UNAVAILABLE",
-            GameError::Resignation(_) => "RESIGNATION_NOT_ALLOWED",
-            GameError::MatchOver => "MATCH_OVER",
-            GameError::InvalidStart(_) => "INVALID_START",
-            GameError::Rules(e) => e.reason(),
+            CommandError::NotYourTurn(_) => "NOT_YOUR_TURN",
+            CommandError::WrongPhase(_) => "WRONG_PHASE",
+            CommandError::CubeUnavailable(_) => "CUBE_UNAVAILABLE",
+            CommandError::Resignation(_) => "RESIGNATION_NOT_ALLOWED",
+            CommandError::MatchOver => "MATCH_OVER",
+            CommandError::InvalidStart(_) => "INVALID_START",
+            CommandError::Rules(e) => e.reason(),
         }
     }
 }
@@ -397,7 +397,7 @@ impl Match {
         settings: MatchSettings,
         rules: &impl Rules,
         dice: &mut impl DiceSource,
-    ) -> Result<(Match, Vec<Event>), GameError> {
+    ) -> Result<(Match, Vec<Event>), CommandError> {
         let mut m = Match::blank(settings);
         let mut events = Vec::new();
         m.start_game(rules, dice, &mut events)?;
@@ -444,7 +444,7 @@ impl Match {
         from: Resume,
         rules: &impl Rules,
         dice: &mut impl DiceSource,
-    ) -> Result<(Match, Vec<Event>), GameError> {
+    ) -> Result<(Match, Vec<Event>), CommandError> {
         let mut m = Match::blank(settings);
         let mut events = Vec::new();
         m.take_up(setup, from, &mut events)?;
@@ -472,9 +472,9 @@ impl Match {
         command: &Command,
         rules: &impl Rules,
         dice: &mut impl DiceSource,
-    ) -> Result<Vec<Event>, GameError> {
+    ) -> Result<Vec<Event>, CommandError> {
         if self.phase == Phase::MatchOver {
-            return Err(GameError::MatchOver);
+            return Err(CommandError::MatchOver);
         }
         // Work on a copy so a refused command changes nothing.
         let mut next = self.clone();
@@ -565,7 +565,7 @@ impl Match {
     /// An answer (to a double, a resignation offer, a decision) when
     /// nothing of the kind is offered is WRONG_PHASE whoever sends it:
     /// there is nothing to wait for.
-    fn expect(&self, seat: Seat, phase: Phase) -> Result<(), GameError> {
+    fn expect(&self, seat: Seat, phase: Phase) -> Result<(), CommandError> {
         if self.phase != phase {
             let nothing = match phase {
                 Phase::CubeOffered => Some("no double is offered: there is nothing to answer"),
@@ -576,7 +576,7 @@ impl Match {
                 _ => None,
             };
             if let Some(nothing) = nothing {
-                return Err(GameError::WrongPhase(nothing.into()));
+                return Err(CommandError::WrongPhase(nothing.into()));
             }
         }
         if let Some(to_act) = self.to_act().filter(|&to_act| to_act != seat) {
@@ -588,10 +588,10 @@ impl Match {
                 Phase::Decision => "to decide",
                 Phase::MatchOver => "nothing",
             };
-            return Err(GameError::NotYourTurn(format!("{to_act} {waits}")));
+            return Err(CommandError::NotYourTurn(format!("{to_act} {waits}")));
         }
         if self.phase != phase {
-            return Err(GameError::WrongPhase(match self.phase {
+            return Err(CommandError::WrongPhase(match self.phase {
                 Phase::Roll => "the player on turn must roll (or double) first".into(),
                 Phase::Move => "the dice are rolled: the player on turn must move".into(),
                 Phase::CubeOffered => "a double is waiting for an answer".into(),
@@ -614,7 +614,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         for _ in 0..MAX_AUTO_ROLLS {
             let rolls_itself = self.settings.auto_roll == Some(true)
                 && self.phase == Phase::Roll
@@ -633,7 +633,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         if self.phase == Phase::Move && self.turn == seat {
             // Rolling again shows the same dice: nothing happens.
             return Ok(());
@@ -652,7 +652,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         let seat = self.turn;
         self.dice = Some(thrown);
         self.phase = Phase::Move;
@@ -672,7 +672,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         let seat = self.turn;
         let legal = rules.legal_plays(&self.variant_state, seat, thrown)?;
         if legal.len() == 1 && legal[0].play.is_empty() {
@@ -690,7 +690,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         self.expect(seat, Phase::Move)?;
         let thrown = self.dice.expect("dice are set in the move phase");
         let step = rules.apply_play(&self.variant_state, seat, thrown, play)?;
@@ -706,7 +706,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         match self.absorb(step, events) {
             Next::Over(outcome) => self.game_over(outcome, rules, dice, events),
             Next::Decide => {
@@ -725,7 +725,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         self.expect(seat, Phase::Decision)?;
         let step = rules.decide(&self.variant_state, seat, choice)?;
         events.push(Event::Decided {
@@ -796,7 +796,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         if let Some(win) = self.pending_win.take() {
             return self.end_game(win, rules, dice, events);
         }
@@ -811,7 +811,7 @@ impl Match {
         rules: &impl Rules,
         dice: &mut impl DiceSource,
         events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    ) -> Result<(), CommandError> {
         // A pending last-roll win (the last roll did not draw) stands.
         self.hand_dice_to(self.turn.other(), rules, dice, events)
     }

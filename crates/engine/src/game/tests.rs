@@ -214,7 +214,10 @@ fn a_resignation_above_the_variants_highest_level_is_refused() {
             &mut dice,
         )
         .unwrap_err();
-    assert!(matches!(refused, GameError::Resignation(_)), "{refused:?}");
+    assert!(
+        matches!(refused, CommandError::Resignation(_)),
+        "{refused:?}"
+    );
     assert_eq!(game, before);
 }
 
@@ -321,7 +324,7 @@ fn an_abandoned_match_is_over_at_once_and_goes_to_the_other_seat() {
     assert!(game.resignation.is_none() && game.dice.is_none());
     game.check().unwrap();
     let again = game.apply(Seat::White, &Command::Abandon, &Race, &mut dice);
-    assert_eq!(again, Err(GameError::MatchOver));
+    assert_eq!(again, Err(CommandError::MatchOver));
 }
 
 /// In a money session leaving costs what resigning would: the leader

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 
 use bg_engine::{Board, Dice, LegalPlay, Move, Play};
 
-use crate::backend::{Answer, Identity, Request};
+use crate::call::{Answer, Identity, Request};
 
 /// The largest frame either side accepts (a plugin library is the largest
 /// thing sent: a debug build of one is tens of megabytes).
@@ -395,7 +395,7 @@ pub(crate) fn read_answer(
         Request::Board { .. } => answer.board = input.board()?,
         Request::LegalPlays { .. } => {
             let count = input.u32()? as usize;
-            if count > crate::backend::MAX_PLAYS {
+            if count > crate::call::MAX_PLAYS {
                 return Err(format!("{count} legal plays"));
             }
             plays.clear();

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use bg_engine::LegalPlay;
 
-use crate::backend::{Answer, Identity, Request};
+use crate::call::{Answer, Identity, Request};
 
 /// How isolated plugins' workers are started and limited.
 #[derive(Clone, Debug)]
@@ -188,16 +188,17 @@ impl Workers {
 
     /// Why the plugin cannot be called now: its workers fail to start and
     /// the next try is not due.
-    pub(crate) fn unhealthy(&self) -> Option<String> {
+    pub(crate) fn unhealthy(&self) -> Option<(String, Duration)> {
         let starts = self.lock_starts();
         let wait = starts.not_before?.checked_duration_since(Instant::now())?;
-        Some(format!(
+        let why = format!(
             "its worker process failed to start {} time{} in a row (last: {}); next try in {} ms",
             starts.failures,
             if starts.failures == 1 { "" } else { "s" },
             starts.last_error,
             wait.as_millis()
-        ))
+        );
+        Some((why, wait))
     }
 
     /// An idle worker (false), else a new one (true).
@@ -211,7 +212,7 @@ impl Workers {
     /// Starts a worker, unless the last starts failed and the back-off
     /// has not passed.
     fn start_one(&self, deadline: Instant) -> Result<Worker, String> {
-        if let Some(why) = self.unhealthy() {
+        if let Some((why, _)) = self.unhealthy() {
             return Err(why);
         }
         match spawn(&self.path, &self.library, &self.settings, deadline) {

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use bg_engine::Board;
 use bg_variant_api::{abi, proto};
 
-use crate::backend::{Calls, Identity, Request};
+use crate::call::{Identity, Request};
+use crate::in_process::Calls;
 use crate::isolated::frame;
 use crate::load::open_plugin;
 
@@ -53,7 +54,7 @@ fn run(name: &Path, memory_limit: Option<u64>) -> std::io::Result<()> {
     drop(library);
     let hello = loaded
         .as_ref()
-        .map(|(descriptor, calls)| Identity::of(descriptor, calls))
+        .map(|(descriptor, calls)| Identity::of(descriptor, calls.has_scoreboard()))
         .map_err(Clone::clone);
     frame::write_frame(&mut answers, &frame::hello(&hello))?;
     let Ok((_, calls)) = loaded else {

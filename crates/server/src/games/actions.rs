@@ -9,7 +9,6 @@ use bg_engine::Seat;
 use bg_engine::game::{Command, Event, Match, OnTimeout, Phase};
 use bg_fair_dice::FairDice;
 use bg_store::{Answer, GameStore, LogEntry, RequestRecord, StoreError, action_scope};
-use tonic::Code;
 
 use super::bots::{self, BotAction};
 use super::cache::{Live, Slot};
@@ -17,7 +16,7 @@ use super::events::{Recorded, Timing, entry};
 use super::retries::{is_same, kept};
 use super::{Games, ServerDice, game_id_of, now_ms, unserialisable};
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 use crate::fields::Fields;
 use crate::snapshot;
 
@@ -72,7 +71,7 @@ fn shown(next: Live, entry: LogEntry, fields: &Fields, watched: bool) -> Result<
     let (answer, whole) = if watched {
         let whole = next.view(&Fields::ALL)?;
         let mut answer = whole.clone();
-        convert::keep_only(&mut answer, fields);
+        convert::to_api::keep_only(&mut answer, fields);
         (answer, Some(whole))
     } else {
         (next.view(fields)?, None)
@@ -108,7 +107,7 @@ impl<S: GameStore> Games<S> {
             .await
             .map_err(|e| {
                 tracing::error!(error = %e, "action task failed");
-                ApiError::new(Code::Internal, "INTERNAL", "the action failed")
+                ApiError::new(Reason::Internal, "the action failed")
             })?
     }
 
@@ -477,8 +476,7 @@ const DUE_BATCH: u32 = 500;
 /// its opponent's, ran out.
 fn time_expired() -> ApiError {
     ApiError::new(
-        Code::FailedPrecondition,
-        "TIME_EXPIRED",
+        Reason::TimeExpired,
         "time ran out before this action came: the game was ended by time (read it again)",
     )
 }

@@ -7,16 +7,15 @@
 use bg_api::v1 as pb;
 use bg_bot::act::cube_equities;
 use bg_bot::search::{CubeAction, Evaluator, Ranked, choices, rank};
-use bg_engine::game::{Command, GameError, Match, Phase, Rules};
+use bg_engine::game::{Command, CommandError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
-use tonic::Code;
 
 use super::cache::Live;
 use super::history::replay;
 use super::{Games, bots, game_id_of};
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 
 /// The error rate's scale: mean equity lost x 500, as GNU Backgammon
 /// reports it.
@@ -37,8 +36,7 @@ impl<S: GameStore> Games<S> {
             live.seat(token)?;
             if !live.match_state.settings.hints {
                 return Err(ApiError::new(
-                    Code::FailedPrecondition,
-                    "HINTS_OFF",
+                    Reason::HintsOff,
                     "this match is analysed once it is over (its settings give no hints while it is played)",
                 ));
             }
@@ -46,8 +44,7 @@ impl<S: GameStore> Games<S> {
         let net = self.nets.needed(&live.rules.plugin)?;
         if live.rules.plugin.version() != live.record.variant_version {
             return Err(ApiError::new(
-                Code::FailedPrecondition,
-                "ANALYSIS_UNAVAILABLE",
+                Reason::AnalysisUnavailable,
                 format!(
                     "the match began with version {} of its variant, and {} is loaded: it cannot be replayed",
                     live.record.variant_version,
@@ -132,7 +129,7 @@ impl Judge<'_> {
         if let Some(mut d) = judged {
             d.version = made;
             d.game_number = m.game_number;
-            d.seat = convert::seat(seat);
+            d.seat = convert::to_api::seat(seat);
             self.decisions.push(d);
         }
         Ok(())
@@ -147,7 +144,7 @@ impl Judge<'_> {
         play: &bg_engine::Play,
     ) -> Result<Option<pb::AnalyzedDecision>, ApiError> {
         let rules = &self.live.rules;
-        let variant = |e| ApiError::from(GameError::Rules(e));
+        let variant = |e| ApiError::from(CommandError::Rules(e));
         let Some(dice) = m.dice else { return Ok(None) };
         let legal = rules
             .legal_plays(&m.variant_state, seat, dice)
@@ -216,7 +213,7 @@ impl Judge<'_> {
             decision,
             m.decision_after_play,
         )
-        .map_err(|e| ApiError::from(GameError::Rules(e)))?;
+        .map_err(|e| ApiError::from(CommandError::Rules(e)))?;
         let value = |i: usize| values.get(i).map_or(f32::NEG_INFINITY, |v| v.equity);
         let Some(made) = decision.choices.iter().position(|c| c == choice) else {
             return Ok(None);
@@ -248,7 +245,7 @@ impl Judge<'_> {
             .rules
             .plugin
             .board(&m.variant_state)
-            .map_err(|e| ApiError::from(GameError::Rules(e)))?;
+            .map_err(|e| ApiError::from(CommandError::Rules(e)))?;
         let value = self.eval.before_roll(&board, roller);
         let equities = cube_equities(m, roller, &value);
         let (best, lost) = if seat == roller {
@@ -279,7 +276,9 @@ fn value_of(ranked: &[Ranked], index: usize) -> f32 {
 
 /// A player's totals.
 fn totals(decisions: &[pb::AnalyzedDecision], seat: Seat) -> pb::PlayerAnalysis {
-    let mine = decisions.iter().filter(|d| d.seat == convert::seat(seat));
+    let mine = decisions
+        .iter()
+        .filter(|d| d.seat == convert::to_api::seat(seat));
     let (mut checker, mut cube, mut variant) = ((0u32, 0.0f64), (0u32, 0.0f64), (0u32, 0.0f64));
     for d in mine {
         let tally = match d.kind.as_str() {
@@ -298,7 +297,7 @@ fn totals(decisions: &[pb::AnalyzedDecision], seat: Seat) -> pb::PlayerAnalysis 
         }
     };
     pb::PlayerAnalysis {
-        seat: convert::seat(seat),
+        seat: convert::to_api::seat(seat),
         checker_decisions: checker.0,
         checker_equity_lost: checker.1,
         checker_error_rate: rate(checker),

@@ -18,15 +18,16 @@ use bg_bot::Net;
 use bg_bot::act::Bot;
 use bg_bot::level::{LEVELS, level};
 use bg_bot::search::Evaluator;
-use bg_engine::game::{Command, DiceSource, Event, GameError, Match, RulesError, RulesErrorKind};
+use bg_engine::game::{
+    Command, CommandError, DiceSource, Event, Match, RulesError, RulesErrorKind,
+};
 use bg_engine::{LegalPlay, Seat};
 use bg_plugin_host::{Plugin, VariantRules};
 use bg_variant_api::Capabilities;
 use serde::{Deserialize, Serialize};
-use tonic::Code;
 
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 
 /// The extension of a computer player's net, beside its plugin.
 pub const NET_EXTENSION: &str = "bgnet";
@@ -69,8 +70,7 @@ impl Nets {
     pub fn needed(&self, plugin: &Plugin) -> Result<Arc<Net>, ApiError> {
         self.of(plugin).ok_or_else(|| {
             ApiError::new(
-                Code::FailedPrecondition,
-                "NO_BOT",
+                Reason::NoBot,
                 format!(
                     "this server has no computer player for {} (Variant.bot_levels is empty)",
                     plugin.name()
@@ -104,7 +104,7 @@ pub fn shown(rules: &VariantRules, lp: &LegalPlay, seat: Seat) -> pb::Play {
         .plugin
         .capabilities()
         .contains(Capabilities::STANDARD_BOARD);
-    convert::play_out(&lp.play, standard.then_some((&lp.result, seat)))
+    convert::to_api::play(&lp.play, standard.then_some((&lp.result, seat)))
 }
 
 /// An action of a seat the service plays, as the log keeps it.
@@ -123,7 +123,7 @@ pub fn play(
     net: Option<&Net>,
     dice: &mut impl DiceSource,
     events: &mut Vec<Event>,
-) -> Result<Vec<BotAction>, GameError> {
+) -> Result<Vec<BotAction>, CommandError> {
     let mut actions = Vec::new();
     let mut rng = rand::rng();
     while let Some(seat) = m.to_act() {
@@ -158,8 +158,8 @@ pub fn play(
     Ok(actions)
 }
 
-fn unsupported(message: String) -> GameError {
-    GameError::Rules(RulesError {
+fn unsupported(message: String) -> CommandError {
+    CommandError::Rules(RulesError {
         kind: RulesErrorKind::Unsupported,
         message,
     })

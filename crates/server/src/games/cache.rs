@@ -9,18 +9,17 @@ use std::time::{Duration, Instant};
 
 use bg_api::v1 as pb;
 use bg_engine::LegalPlay;
-use bg_engine::game::{GameError, Match, Phase, Rules, RulesError, RulesErrorKind, Scoreboard};
+use bg_engine::game::{CommandError, Match, Phase, Rules, RulesError, RulesErrorKind, Scoreboard};
 use bg_fair_dice::FairDice;
 use bg_plugin_host::VariantRules;
 use bg_store::{GameRecord, GameStore};
 use bg_variant_api::Capabilities;
 use tokio::sync::broadcast;
-use tonic::Code;
 
 use super::events::Entry;
 use super::{Games, corrupt, game_id_of, lost};
-use crate::convert::{self, GameMeta};
-use crate::error::ApiError;
+use crate::convert::{self, to_api::GameMeta};
+use crate::error::{ApiError, Reason};
 use crate::fields::{Fields, GameField};
 use crate::snapshot;
 
@@ -114,8 +113,8 @@ impl Live {
     pub(super) fn view(&self, fields: &Fields) -> Result<pb::Game, ApiError> {
         let view = self
             .variant_view()
-            .map_err(|e| ApiError::from(GameError::Rules(e)))?;
-        let mut game = convert::game(
+            .map_err(|e| ApiError::from(CommandError::Rules(e)))?;
+        let mut game = convert::to_api::game(
             &self.meta(&self.rules.options),
             &self.match_state,
             &view.board,
@@ -127,7 +126,7 @@ impl Live {
             game.scoreboard = view
                 .scoreboard
                 .as_ref()
-                .map(|b| convert::scoreboard(b, geometry));
+                .map(|b| convert::to_api::scoreboard(b, geometry));
         }
         Ok(game)
     }
@@ -195,8 +194,7 @@ impl<S: GameStore> Games<S> {
         };
         let plugin = self.plugins.get(&record.variant).ok_or_else(|| {
             ApiError::new(
-                Code::FailedPrecondition,
-                "VARIANT_NOT_LOADED",
+                Reason::VariantNotLoaded,
                 format!(
                     "this game's variant `{}` is not loaded on this server",
                     record.variant
@@ -218,8 +216,7 @@ impl<S: GameStore> Games<S> {
             snapshot::decode(&record.state).map_err(|e| match e {
                 // Not damage: a newer server wrote it.
                 snapshot::SnapshotError::Newer(_) => ApiError::new(
-                    Code::FailedPrecondition,
-                    "STORAGE_FORMAT_NEWER",
+                    Reason::StorageFormatNewer,
                     format!("game {game_id} was stored by a newer server ({e}); upgrade this one"),
                 ),
                 e => corrupt(e),

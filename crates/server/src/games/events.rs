@@ -158,7 +158,7 @@ impl Entry {
                 .iter()
                 .map(|e| pb::GameEvent {
                     kind: e.kind.clone(),
-                    seat: convert::seat_or_none(e.seat.and_then(Seat::from_index)),
+                    seat: convert::to_api::seat_or_none(e.seat.and_then(Seat::from_index)),
                     detail_json: e.detail.clone(),
                 })
                 .collect(),
@@ -219,10 +219,10 @@ pub(super) fn api_events(events: &[Event]) -> Vec<pb::GameEvent> {
     events
         .iter()
         .map(|e| {
-            let (kind, seat, detail) = convert::event(e);
+            let (kind, seat, detail) = convert::to_api::event(e);
             pb::GameEvent {
                 kind,
-                seat: convert::seat_or_none(seat),
+                seat: convert::to_api::seat_or_none(seat),
                 detail_json: detail,
             }
         })

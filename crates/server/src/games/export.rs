@@ -6,11 +6,10 @@ use bg_engine::Seat;
 use bg_engine::game::Event;
 use bg_store::GameStore;
 use serde_json::json;
-use tonic::Code;
 
 use super::events::Entry;
 use super::{Games, corrupt, game_id_of};
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 
 /// One stored action: the version it made, who acted, what happened.
 struct Action {
@@ -56,7 +55,7 @@ impl<S: GameStore> Games<S> {
                     let opening = self
                         .off_runtime(&live.rules.plugin, move || opening_rule(&rules))
                         .await?;
-                    Some((crate::convert::verifiable_dice(dice, over), opening))
+                    Some((crate::convert::to_api::verifiable_dice(dice, over), opening))
                 }
                 None => None,
             };
@@ -90,8 +89,7 @@ impl<S: GameStore> Games<S> {
             pb::RecordFormat::Mat | pb::RecordFormat::Sgf => {
                 if let Some(why) = not_for_gnubg(&record, &settings) {
                     return Err(ApiError::new(
-                        Code::FailedPrecondition,
-                        "UNSUPPORTED_FORMAT",
+                        Reason::UnsupportedFormat,
                         format!(
                             "this match cannot be written as .mat or SGF: {why}; export it as JSON"
                         ),
@@ -111,9 +109,7 @@ impl<S: GameStore> Games<S> {
                 } else {
                     (bg_records::sgf(&info, &events), "sgf")
                 };
-                let text = written.map_err(|e| {
-                    ApiError::new(Code::FailedPrecondition, "UNSUPPORTED_FORMAT", e.0)
-                })?;
+                let text = written.map_err(|e| ApiError::new(Reason::UnsupportedFormat, e.0))?;
                 (text, extension)
             }
             _ => (
@@ -191,10 +187,10 @@ fn name<'a>(given: &'a str, default: &'a str, field: &'static str) -> Result<&'a
 /// a checker can tell a roll that shows the opening throw again from one
 /// of its own.
 fn opening_rule(rules: &bg_plugin_host::VariantRules) -> Result<&'static str, ApiError> {
-    use bg_engine::game::{GameError, Rules};
+    use bg_engine::game::{CommandError, Rules};
     let setup = rules
         .new_game()
-        .map_err(|e| ApiError::from(GameError::Rules(e)))?;
+        .map_err(|e| ApiError::from(CommandError::Rules(e)))?;
     Ok(setup.opening.name())
 }
 

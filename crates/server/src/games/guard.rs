@@ -10,8 +10,9 @@
 //! being served. Past the deadline the caller
 //! answers `VARIANT_FAULT` at once, with nothing changed (the work had a
 //! copy of the game), and the plugin is unhealthy until the call returns:
-//! its games are refused rather than sent to it again (an in-process call
-//! cannot be stopped; `ListVariants`, the metrics and the log say so).
+//! its games are refused, `VARIANT_UNAVAILABLE` with when to retry,
+//! rather than sent to it again (an in-process call cannot be stopped;
+//! `ListVariants`, the metrics and the log say so).
 //! What this cannot contain is a plugin that aborts or corrupts the
 //! process: that needs the plugin in a process of its own.
 
@@ -20,15 +21,14 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use bg_api::v1 as pb;
-use bg_engine::game::{MatchSettings, RulesErrorKind};
+use bg_engine::game::MatchSettings;
 use bg_plugin_host::Plugin;
 use bg_store::GameStore;
 use bg_variant_api::Capabilities;
-use tonic::Code;
 
 use super::Games;
 use super::cache::Live;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 use crate::fields::Fields;
 
 impl<S: GameStore> Games<S> {
@@ -39,8 +39,8 @@ impl<S: GameStore> Games<S> {
         plugin: &Arc<Plugin>,
         work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        if let Some(why) = plugin.unhealthy() {
-            return Err(not_called(format!("variant unavailable: {why}")));
+        if let Some(unhealthy) = plugin.unhealthy() {
+            return Err(unavailable(&unhealthy, self.plugin_deadline));
         }
         let (answer, mut answered) = tokio::sync::oneshot::channel();
         // Whether the work began: one that waited in the queue past the
@@ -89,8 +89,7 @@ impl<S: GameStore> Games<S> {
             Ok(Err(_)) => {
                 tracing::error!(variant = plugin.name(), "work on a game panicked");
                 Err(ApiError::new(
-                    Code::Internal,
-                    "INTERNAL",
+                    Reason::Internal,
                     "the action failed in the server",
                 ))
             }
@@ -105,7 +104,7 @@ impl<S: GameStore> Games<S> {
                     let _ = answered.await;
                     overran.overran_call_returned();
                 });
-                Err(not_called(format!(
+                Err(past_deadline(format!(
                     "a call to variant {} ran past the {} ms deadline; nothing was changed, and the variant is unavailable until the call returns",
                     plugin.name(),
                     self.plugin_deadline.as_millis()
@@ -136,22 +135,34 @@ const ISOLATED_MARGIN: Duration = Duration::from_millis(500);
 /// plugin's.
 fn overloaded() -> ApiError {
     ApiError::new(
-        Code::Unavailable,
-        "OVERLOADED",
+        Reason::Overloaded,
         "the server is too busy to judge this now; nothing was changed: send it again",
     )
 }
 
-/// A variant's failure the server saw itself (a call past its deadline,
-/// a call not made): `VARIANT_FAULT`, saying what happened (no plugin's
-/// internals in it).
-fn not_called(message: String) -> ApiError {
-    tracing::warn!(%message, "variant call refused or abandoned");
+/// A call the server gave up on past its deadline: `VARIANT_FAULT`,
+/// saying what happened (no plugin's internals in it).
+fn past_deadline(message: String) -> ApiError {
+    tracing::warn!(%message, "variant call abandoned past its deadline");
+    ApiError::new(Reason::VariantFault, message)
+}
+
+/// A variant refused before any call, until it is healthy again (a call
+/// that overran returns, or its workers' back-off ends): UNAVAILABLE,
+/// `VARIANT_UNAVAILABLE`, with when to try again. When a call that
+/// overran will return is not known: the plugin deadline is the hint.
+fn unavailable(unhealthy: &bg_plugin_host::Unhealthy, deadline: Duration) -> ApiError {
+    let retry_after = unhealthy.retry_after.unwrap_or(deadline);
+    let ms = retry_after.as_millis().max(1);
+    tracing::debug!(why = %unhealthy.why, "variant call refused: unhealthy");
     ApiError::new(
-        Code::Internal,
-        RulesErrorKind::VariantFault.reason(),
-        message,
+        Reason::VariantUnavailable,
+        format!(
+            "variant unavailable: {}; nothing was changed: send the same request again in {ms} ms",
+            unhealthy.why
+        ),
     )
+    .with("retry_after_ms", ms)
 }
 
 impl<S: GameStore> Games<S> {
@@ -196,10 +207,10 @@ impl<S: GameStore> Games<S> {
                 tallies: labels(&info.tallies),
                 counters: labels(&info.counters),
                 markers: labels(&info.markers),
-                unhealthy: plugin.unhealthy().unwrap_or_default(),
+                unhealthy: plugin.unhealthy().map(|u| u.why).unwrap_or_default(),
                 checkers: u32::from(plugin.checkers()),
                 bot_levels: self.nets.levels(&plugin),
-                geometry: crate::convert::geometry(plugin.geometry()),
+                geometry: crate::convert::to_api::geometry(plugin.geometry()),
             });
         }
         variants

@@ -8,16 +8,15 @@ use bg_api::v1 as pb;
 use bg_bot::Net;
 use bg_bot::act::cube_equities;
 use bg_bot::search::{Evaluation, Evaluator, choices, rank};
-use bg_engine::game::{Decision, GameError, Match, Phase, Rules};
+use bg_engine::game::{CommandError, Decision, Match, Phase, Rules};
 use bg_engine::{Board, Dice, Seat};
 use bg_plugin_host::VariantRules;
 use bg_store::GameStore;
 use bg_variant_api::Capabilities;
-use tonic::Code;
 
 use super::{Games, bots, game_id_of};
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 
 /// What a hint is about: a position, the seat to act, its dice if thrown.
 struct Asked {
@@ -78,15 +77,13 @@ impl<S: GameStore> Games<S> {
         let m = &live.match_state;
         if m.phase == Phase::MatchOver {
             return Err(ApiError::new(
-                Code::FailedPrecondition,
-                "MATCH_OVER",
+                Reason::MatchOver,
                 "the match is over: there is no seat to act",
             ));
         }
         if !m.settings.hints {
             return Err(ApiError::new(
-                Code::FailedPrecondition,
-                "HINTS_OFF",
+                Reason::HintsOff,
                 "this match gives no hints while it is played (its settings' hints are off)",
             ));
         }
@@ -128,7 +125,7 @@ impl<S: GameStore> Games<S> {
             .board
             .as_ref()
             .ok_or_else(|| ApiError::invalid("board", "give the position"))?;
-        let board = convert::start_board(board, plugin.checkers(), plugin.geometry())?;
+        let board = convert::from_api::start_board(board, plugin.checkers(), plugin.geometry())?;
         let seat = match pb::Seat::try_from(request.seat) {
             Ok(pb::Seat::White) => Seat::White,
             Ok(pb::Seat::Black) => Seat::Black,
@@ -197,7 +194,7 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
             decision,
             *after_play,
         )
-        .map_err(GameError::Rules)?;
+        .map_err(CommandError::Rules)?;
         let best = values
             .iter()
             .map(|v| v.equity)
@@ -223,9 +220,9 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
         let legal = asked
             .rules
             .legal_plays(&state, asked.seat, dice)
-            .map_err(GameError::Rules)?;
+            .map_err(CommandError::Rules)?;
         let ranked = rank(&asked.rules, eval, &state, asked.seat, dice, &legal, plies)
-            .map_err(GameError::Rules)?;
+            .map_err(CommandError::Rules)?;
         let best = ranked.first().map_or(0.0, |r| r.value.equity);
         plays = ranked
             .iter()
@@ -264,7 +261,7 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
     });
     Ok(pb::HintResponse {
         version,
-        seat: convert::seat(asked.seat),
+        seat: convert::to_api::seat(asked.seat),
         dice: asked.dice.map(|d| pb::Dice {
             die1: u32::from(d.d1),
             die2: u32::from(d.d2),
@@ -280,7 +277,7 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
 /// variant sees the roll).
 fn position(asked: &Asked) -> Result<(Vec<u8>, Board, Option<Decision>), ApiError> {
     let rules = &asked.rules;
-    let variant = |e| ApiError::from(GameError::Rules(e));
+    let variant = |e| ApiError::from(CommandError::Rules(e));
     match (&asked.at, asked.dice) {
         (At::Game(state), _) => Ok((
             state.clone(),

@@ -17,20 +17,18 @@
 
 use bg_engine::game::{Command, DiceSource, Match};
 use bg_store::{GameStore, LogEntry};
-use tonic::Code;
 
 use super::cache::Live;
 use super::events::{Entry, Rethrown};
 use super::{Games, unserialisable};
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 use crate::snapshot;
 
 /// Why a version cannot be rebuilt.
 fn not_rebuilt(version: u64, why: impl std::fmt::Display) -> ApiError {
     tracing::warn!(version, %why, "an earlier version of a game could not be rebuilt");
     ApiError::new(
-        Code::FailedPrecondition,
-        "ANSWER_UNAVAILABLE",
+        Reason::AnswerUnavailable,
         format!(
             "this request was answered at version {version}, and the game has moved on since; that answer cannot be given again ({why}): read the game (GetGame)"
         ),

@@ -39,9 +39,8 @@ use bg_plugin_host::PluginHost;
 use bg_store::GameStore;
 use rand::Rng;
 use tokio::sync::watch;
-use tonic::Code;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 
 pub use actions::Action;
 pub use retries::{
@@ -208,7 +207,7 @@ pub fn game_id_of(game_id: &str) -> Result<String, ApiError> {
 
 /// A game in memory that vanished under its lock: never expected.
 pub(super) fn lost() -> ApiError {
-    ApiError::new(Code::Internal, "INTERNAL", "the game was lost from memory")
+    ApiError::new(Reason::Internal, "the game was lost from memory")
 }
 
 /// Stored data that does not read back as written.
@@ -220,7 +219,7 @@ pub(super) fn corrupt(e: impl std::fmt::Display) -> ApiError {
 /// expected: a bug, not the caller's fault).
 pub(super) fn unserialisable(e: impl std::fmt::Display) -> ApiError {
     tracing::error!(error = %e, "serialising a game failed");
-    ApiError::new(Code::Internal, "INTERNAL", "the game could not be saved")
+    ApiError::new(Reason::Internal, "the game could not be saved")
 }
 
 #[cfg(test)]
@@ -242,7 +241,7 @@ mod tests {
                 .get(&unknown, &crate::fields::Fields::ALL)
                 .await
                 .unwrap_err();
-            assert_eq!(refused.reason, "GAME_NOT_FOUND");
+            assert_eq!(refused.reason, crate::error::Reason::GameNotFound);
         }
         assert_eq!(games.live_games(), 0);
     }

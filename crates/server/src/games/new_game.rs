@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use bg_api::v1 as pb;
 use bg_engine::clock::Clock;
-use bg_engine::game::{Cube, GameError, Match, MatchSettings, Resume, RulesErrorKind};
+use bg_engine::game::{CommandError, Cube, Match, MatchSettings, Resume, RulesErrorKind};
 use bg_engine::{Board, Seat, match_id, position_id, xgid};
 use bg_fair_dice::{FairDice, SeatSeeds};
 use bg_plugin_host::VariantRules;
@@ -22,7 +22,7 @@ use super::retries::{
 use super::seats::{seat_token, token_hash};
 use super::{Games, ServerDice, now_ms, unserialisable};
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 use crate::snapshot;
 
 impl<S: GameStore> Games<S> {
@@ -67,7 +67,7 @@ impl<S: GameStore> Games<S> {
                 ),
             )
         })?;
-        let mut settings = convert::settings(request.settings.as_ref())?;
+        let mut settings = convert::from_api::settings(request.settings.as_ref())?;
         let options: BTreeMap<String, String> = request
             .options
             .iter()
@@ -77,15 +77,17 @@ impl<S: GameStore> Games<S> {
         rules.start = request
             .start_board
             .as_ref()
-            .map(|board| convert::start_board(board, plugin.checkers(), plugin.geometry()))
+            .map(|board| {
+                convert::from_api::start_board(board, plugin.checkers(), plugin.geometry())
+            })
             .transpose()?;
-        settings.bots = convert::bots(&request.bots, &self.nets.levels(&plugin))?;
+        settings.bots = convert::from_api::bots(&request.bots, &self.nets.levels(&plugin))?;
         let net = (!settings.bots.is_empty())
             .then(|| self.nets.of(&plugin))
             .flatten();
         let taken_up = taken_up(request, &mut settings)?;
         let fair = verifiable_dice(request)?;
-        let clock = convert::clock_settings(request.settings.as_ref())?
+        let clock = convert::from_api::clock_settings(request.settings.as_ref())?
             .map(|clock| Clock::new(clock, settings.match_length));
         // The variant's work, off the runtime (see `guard`).
         let work = {
@@ -95,7 +97,7 @@ impl<S: GameStore> Games<S> {
                 let started = match &taken_up {
                     Some((board, from)) => rules
                         .setup_at(board)
-                        .map_err(GameError::Rules)
+                        .map_err(CommandError::Rules)
                         .and_then(|setup| {
                             Match::resume(settings.clone(), setup, *from, &rules, &mut dice)
                         }),
@@ -114,13 +116,13 @@ impl<S: GameStore> Games<S> {
         let (game, events, then) = started.map_err(|e| {
             // A position the variant refuses is the caller's mistake,
             // not the plugin's fault.
-            if let GameError::InvalidStart(why) = &e {
+            if let CommandError::InvalidStart(why) = &e {
                 return ApiError::invalid(
                     id_field(request),
                     format!("{}: {why}", id_field(request)),
                 );
             }
-            if let GameError::Rules(r) = &e
+            if let CommandError::Rules(r) = &e
                 && (rules.start.is_some() || taken_up.is_some())
                 && matches!(
                     r.kind,
@@ -140,7 +142,7 @@ impl<S: GameStore> Games<S> {
             let api = ApiError::from(e);
             if api.code == Code::InvalidArgument {
                 ApiError {
-                    reason: "INVALID_OPTION",
+                    reason: Reason::InvalidOption,
                     ..api
                 }
                 .with("field", "options")
@@ -353,8 +355,8 @@ fn taken_up(
     } else {
         return Ok(None);
     };
-    convert::start_board(
-        &convert::board(&board, bg_engine::Geometry::Opposed),
+    convert::from_api::start_board(
+        &convert::to_api::board(&board, bg_engine::Geometry::Opposed),
         bg_engine::CHECKERS,
         bg_engine::Geometry::Opposed,
     )

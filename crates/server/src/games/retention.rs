@@ -10,7 +10,7 @@ use bg_api::v1 as pb;
 use bg_store::GameStore;
 
 use super::Games;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 
 /// Matches retired per store query.
 const BATCH: u32 = 200;
@@ -75,12 +75,10 @@ impl<S: GameStore> Games<S> {
         };
         tokio::task::spawn_blocking(write)
             .await
-            .map_err(|e| ApiError::new(tonic::Code::Internal, "INTERNAL", e.to_string()))?
+            .map_err(|e| ApiError::new(Reason::Internal, e.to_string()))?
             .map_err(|e| {
                 tracing::error!(game_id, error = %e, "a finished match could not be archived; it stays stored");
-                ApiError::new(
-                    tonic::Code::Unavailable,
-                    "ARCHIVE_UNAVAILABLE",
+                ApiError::new(Reason::ArchiveUnavailable,
                     format!("archiving {game_id}: {e}"),
                 )
             })

@@ -7,13 +7,12 @@ use bg_engine::Seat;
 use bg_store::{Answer, GameStore, RequestRecord};
 use prost::Message;
 use sha2::{Digest, Sha256};
-use tonic::Code;
 
 use super::cache::Live;
 use super::seats::seat_token;
 use super::{Games, corrupt};
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 use crate::fields::Fields;
 
 /// The shortest NewGame request id accepted (a UUID has 36 characters).
@@ -124,8 +123,7 @@ pub(super) fn is_same(previous: &RequestRecord, fingerprint: &[u8]) -> bool {
 fn same_request(previous: &RequestRecord, fingerprint: &[u8]) -> Result<(), ApiError> {
     if !is_same(previous, fingerprint) {
         return Err(ApiError::new(
-            Code::InvalidArgument,
-            "REQUEST_ID_REUSED",
+            Reason::RequestIdReused,
             "this request_id was used for another request",
         )
         .with("field", "request_id"));
@@ -158,8 +156,7 @@ impl<S: GameStore> Games<S> {
                 // Only a copy another server moved past can be behind its
                 // own answers: the caller reads the game again.
                 Err(ApiError::new(
-                    Code::Aborted,
-                    "VERSION_MISMATCH",
+                    Reason::VersionMismatch,
                     "the game moved on on another server",
                 ))
             }
@@ -169,7 +166,7 @@ impl<S: GameStore> Games<S> {
             }
             Answer::Response(bytes) => {
                 let mut game = pb::Game::decode(bytes.as_slice()).map_err(corrupt)?;
-                convert::keep_only(&mut game, fields);
+                convert::to_api::keep_only(&mut game, fields);
                 Ok(game)
             }
             Answer::Created(_) => Err(misplaced(previous)),

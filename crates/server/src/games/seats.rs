@@ -5,10 +5,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bg_engine::Seat;
 use sha2::{Digest, Sha256};
-use tonic::Code;
 
 use super::cache::Live;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 
 pub(super) fn token_hash(token: &str) -> Vec<u8> {
     Sha256::digest(token.as_bytes()).to_vec()
@@ -36,8 +35,7 @@ impl Live {
     pub(super) fn seat(&self, token: Option<&str>) -> Result<Seat, ApiError> {
         let token = token.ok_or_else(|| {
             ApiError::new(
-                Code::Unauthenticated,
-                "TOKEN_MISSING",
+                Reason::TokenMissing,
                 "actions need a seat token: metadata `authorization: Bearer <token>`",
             )
         })?;
@@ -48,8 +46,7 @@ impl Live {
             }
         }
         Err(ApiError::new(
-            Code::PermissionDenied,
-            "TOKEN_INVALID",
+            Reason::TokenInvalid,
             "this token belongs to no seat of this game",
         ))
     }

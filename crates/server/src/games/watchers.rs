@@ -9,13 +9,12 @@ use std::time::Duration;
 
 use bg_store::{Change, GameStore};
 use tokio::sync::{broadcast, watch};
-use tonic::Code;
 
 use super::cache::{Live, Slot};
 use super::events::updates_from;
 use super::{Games, game_id_of};
 use crate::convert;
-use crate::error::ApiError;
+use crate::error::{ApiError, Reason};
 use crate::fields::Fields;
 
 impl<S: GameStore> Games<S> {
@@ -136,8 +135,7 @@ impl<S: GameStore> Games<S> {
             if slot.updates.receiver_count() >= self.watchers_per_game {
                 crate::metrics::limited("watchers_per_game");
                 return Err(ApiError::new(
-                    Code::ResourceExhausted,
-                    "TOO_MANY_WATCHERS",
+                    Reason::TooManyWatchers,
                     format!(
                         "this game has {} watchers on this server, the most allowed (--max-watchers-per-game)",
                         self.watchers_per_game
@@ -157,9 +155,7 @@ impl<S: GameStore> Games<S> {
         // watcher has seen the current one already (live ones follow), and
         // a version the game has not reached is the caller's mistake.
         if from_version > current {
-            return Err(ApiError::new(
-                Code::OutOfRange,
-                "VERSION_AHEAD",
+            return Err(ApiError::new(Reason::VersionAhead,
                 format!(
                     "the game is at version {current}: there is nothing after version {from_version} yet; watch from a version up to {current}"
                 ),
@@ -192,7 +188,7 @@ impl<S: GameStore> Games<S> {
             loop {
                 tokio::select! {
                     _ = shutdown.changed() => {
-                        let stopping = ApiError::new(Code::Unavailable, "SHUTTING_DOWN", "the server is shutting down; resume from the last version seen");
+                        let stopping = ApiError::new(Reason::ShuttingDown, "the server is shutting down; resume from the last version seen");
                         let _ = tx.send(Err(stopping.into())).await;
                         return;
                     }
@@ -205,7 +201,7 @@ impl<S: GameStore> Games<S> {
                         }
                         Ok(_) => {}
                         Err(broadcast::error::RecvError::Lagged(_)) => {
-                            let behind = ApiError::new(Code::ResourceExhausted, "WATCHER_BEHIND", "this watcher fell behind; resume from the last version seen");
+                            let behind = ApiError::new(Reason::WatcherBehind, "this watcher fell behind; resume from the last version seen");
                             let _ = tx.send(Err(behind.into())).await;
                             return;
                         }
@@ -223,7 +219,7 @@ impl<S: GameStore> Games<S> {
 /// updates are built whole, once for every watcher of the game).
 fn cut(mut update: pb::GameUpdate, fields: &Fields) -> pb::GameUpdate {
     if let Some(game) = update.game.as_mut() {
-        convert::keep_only(game, fields);
+        convert::to_api::keep_only(game, fields);
     }
     update
 }

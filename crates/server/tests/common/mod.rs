@@ -163,6 +163,13 @@ pub fn reason(status: &Status) -> String {
         .unwrap_or_default()
 }
 
+/// A value of the error's ErrorInfo metadata.
+pub fn error_metadata(status: &Status, key: &str) -> Option<String> {
+    status
+        .get_details_error_info()
+        .and_then(|i| i.metadata.get(key).cloned())
+}
+
 #[derive(Clone, Debug)]
 pub struct Game {
     pub game: pb::Game,

@@ -1,5 +1,5 @@
-//! `bgctl verify`: checks a finished match's verifiable dice from its JSON
-//! record (docs/fair-dice.md). The scheme is `bg-fair-dice`'s;
+//! `bgctl verify`'s check of a JSON match record (docs/fair-dice.md).
+//! The scheme is `bg-fair-dice`'s;
 //! this module reads the record and says what it found. A record written
 //! to cover dice chosen afterwards, thrown unseen, or derived without a
 //! seat's seed does not check out, given the commitment the user saw when

@@ -13,13 +13,13 @@
 //! error, never a fault. It says what it checked and stops at the first
 //! failure, naming the game, the action and the position that shows it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use bg_engine::game::{
-    Command, DiceSource, Event, GameError, Match, MatchSettings, Phase, RulesErrorKind,
+    Command, CommandError, DiceSource, Event, Match, MatchSettings, Phase, RulesErrorKind,
 };
 use bg_engine::{Board, Dice, LegalPlay, Seat, position_id};
 use bg_plugin_host::{Plugin, PluginHost, VariantRules};
@@ -27,13 +27,34 @@ use bg_variant_api::{Capabilities, Options};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// What `bgctl plugin check` is asked.
-pub struct Settings {
+use crate::parse::parse_options;
+
+/// What `bgctl plugin check` takes.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The plugin file (.so, .dylib or .dll).
+    pub file: PathBuf,
+    /// Random matches to play.
+    #[arg(long, default_value_t = 500)]
     pub games: u32,
+    /// The seed of the random matches (a failure says how to replay it).
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    pub options: Options,
-    /// The most actions one game may take before it counts as endless.
+    /// An option of the variant, `name=value` (repeatable).
+    #[arg(long = "option")]
+    pub options: Vec<String>,
+    /// Actions after which a game that has not ended fails the check.
+    #[arg(long, default_value_t = 20_000)]
     pub max_actions: u32,
+}
+
+/// What `bgctl plugin check` is asked.
+struct Settings {
+    games: u32,
+    seed: u64,
+    options: Options,
+    /// The most actions one game may take before it counts as endless.
+    max_actions: u32,
 }
 
 /// Dice from a seeded generator: a failure is reproduced with `--seed`.
@@ -61,7 +82,19 @@ impl Timing {
     }
 }
 
-pub fn run(file: &Path, settings: &Settings) -> Result<()> {
+pub fn run(args: Args) -> Result<()> {
+    check(
+        &args.file,
+        &Settings {
+            games: args.games,
+            seed: args.seed,
+            options: parse_options(&args.options)?.into_iter().collect(),
+            max_actions: args.max_actions,
+        },
+    )
+}
+
+fn check(file: &Path, settings: &Settings) -> Result<()> {
     let plugin = load(file)?;
     let info = plugin.info();
     let caps = plugin.capabilities();
@@ -208,7 +241,7 @@ fn play_one(
         let mut command = next_command(plugin, &m, rng, timing)?;
         // A double the cube does not allow now: the seat rolls instead.
         if command == Command::Double
-            && let Err(GameError::CubeUnavailable(_)) =
+            && let Err(CommandError::CubeUnavailable(_)) =
                 m.clone().apply(seat, &command, rules, &mut dice)
         {
             command = Command::Roll;

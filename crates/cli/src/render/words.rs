@@ -6,23 +6,126 @@
 //! client's own.
 
 use bg_api::v1 as pb;
-use bg_engine::{Move, Play};
+use bg_engine::{BAR, Geometry, Move, OFF, Play, Seat};
 
-use crate::client::seat_name;
+use super::seat_name;
 
 /// The events of one action, in order, joined with commas. `boards` are the
-/// boards before and after the action, when the caller has both: a move's
-/// hits are marked then.
+/// boards before and after the action, when the caller has both: every
+/// move's hits are marked then, when the plays lead from one to the other
+/// (see [`replay`]), or the one move's when there is one.
 pub fn describe_action(
     events: &[pb::GameEvent],
     boards: Option<(&pb::Board, &pb::Board)>,
+    geometry: Geometry,
 ) -> String {
     let moves = events.iter().filter(|e| e.kind == "moved").count();
+    let mut replayed = boards
+        .and_then(|(before, after)| replay(events, before, after, geometry))
+        .map(Vec::into_iter);
     events
         .iter()
-        .map(|e| describe_event(e, boards.filter(|_| moves == 1)))
+        .map(|e| match replayed.as_mut().filter(|_| e.kind == "moved") {
+            Some(plays) => format!(
+                "{} moves {}",
+                seat_name(e.seat),
+                plays.next().unwrap_or_default()
+            ),
+            None => describe_event(e, boards.filter(|_| moves == 1)),
+        })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The plays of an action's events, each with its hits marked, when
+/// playing them one after the other on `before` (a checker landing on a
+/// lone opponent's sends it to the bar) gives `after`: the boards between
+/// the plays, which the server does not send (the computer's reply comes
+/// within the action it answers), are read so. `None` when the plays do
+/// not lead there: a game ended within the action (`after` is the next
+/// game's), or a variant captures another way (Plakoto pins); the server's
+/// boards are the truth, the replay only tells which moves hit.
+fn replay(
+    events: &[pb::GameEvent],
+    before: &pb::Board,
+    after: &pb::Board,
+    geometry: Geometry,
+) -> Option<Vec<String>> {
+    let mut board = before.clone();
+    let mut plays = Vec::new();
+    for event in events.iter().filter(|e| e.kind == "moved") {
+        let detail: serde_json::Value = serde_json::from_str(&event.detail_json).ok()?;
+        let notation = detail["play"].as_str()?;
+        let play = notation.parse::<Play>().ok()?;
+        let seat = match pb::Seat::try_from(event.seat) {
+            Ok(pb::Seat::White) => Seat::White,
+            Ok(pb::Seat::Black) => Seat::Black,
+            _ => return None,
+        };
+        let hits = play
+            .moves()
+            .iter()
+            .map(|&m| step(&mut board, seat, m, geometry))
+            .collect::<Option<Vec<bool>>>()?;
+        plays.push(if hits.contains(&true) {
+            written(play.moves(), &hits)
+        } else {
+            notation.to_string()
+        });
+    }
+    (board == *after).then_some(plays)
+}
+
+/// One checker of `seat` moved on `board` (white's numbering, black's
+/// checkers negative); whether it hit. `None` when the board does not
+/// allow the move: no checker to move, or a point the opponent holds.
+fn step(board: &mut pb::Board, seat: Seat, m: Move, geometry: Geometry) -> Option<bool> {
+    let white = seat == Seat::White;
+    let sign = if white { 1 } else { -1 };
+    let index = |point: u8| {
+        (1..=24)
+            .contains(&point)
+            .then(|| usize::from(geometry.for_white(seat, point)) - 1)
+    };
+    if m.from == BAR {
+        let bar = if white {
+            &mut board.white_bar
+        } else {
+            &mut board.black_bar
+        };
+        *bar = bar.checked_sub(1)?;
+    } else {
+        let from = board.points.get_mut(index(m.from)?)?;
+        if *from * sign <= 0 {
+            return None;
+        }
+        *from -= sign;
+    }
+    if m.to == OFF {
+        if white {
+            board.white_off += 1;
+        } else {
+            board.black_off += 1;
+        }
+        return Some(false);
+    }
+    let to = board.points.get_mut(index(m.to)?)?;
+    match *to * sign {
+        -1 => {
+            *to = sign;
+            if white {
+                board.black_bar += 1;
+            } else {
+                board.white_bar += 1;
+            }
+            Some(true)
+        }
+        held if held < -1 => None,
+        _ => {
+            *to += sign;
+            Some(false)
+        }
+    }
 }
 
 /// One event. `boards`: before and after its action, to mark a move's hits.
@@ -322,6 +425,62 @@ mod tests {
         assert_eq!(
             describe_event(&event("game_ended", pb::Seat::Unspecified, ended), None),
             "black resigns a gammon: white wins 4 points"
+        );
+    }
+
+    /// White's move and the computer's reply in one answer: both plays'
+    /// hits are marked, the board between them read by playing white's
+    /// move on the board before, and confirmed by the board after.
+    #[test]
+    fn a_move_and_the_reply_within_its_answer_both_carry_their_hits() {
+        let event = |kind: &str, seat: pb::Seat, detail: &str| pb::GameEvent {
+            kind: kind.into(),
+            seat: seat as i32,
+            detail_json: detail.into(),
+        };
+        let events = [
+            event(
+                "moved",
+                pb::Seat::White,
+                r#"{"seat":"white","play":"13/7 8/7"}"#,
+            ),
+            event(
+                "rolled",
+                pb::Seat::Black,
+                r#"{"seat":"black","dice":{"d1":4,"d2":3}}"#,
+            ),
+            // Black enters on its 22 (white's 3), hitting white's blot.
+            event(
+                "moved",
+                pb::Seat::Black,
+                r#"{"seat":"black","play":"bar/22 13/9"}"#,
+            ),
+        ];
+        let before = board(&[(13, 5), (8, 3), (3, 1), (7, -1), (12, -5)], 0, 0);
+        let after = board(
+            &[(13, 4), (8, 2), (7, 2), (3, -1), (12, -4), (16, -1)],
+            1,
+            0,
+        );
+        assert_eq!(
+            describe_action(&events, Some((&before, &after)), Geometry::Opposed),
+            "white moves 13/7* 8/7, black rolls 4-3, black moves bar/22* 13/9"
+        );
+        // Boards the plays do not lead to (a variant that pins instead of
+        // hitting): nothing is marked.
+        let pinned = board(
+            &[(13, 4), (8, 2), (7, 2), (3, -1), (12, -4), (16, -1)],
+            0,
+            0,
+        );
+        assert_eq!(
+            describe_action(&events, Some((&before, &pinned)), Geometry::Opposed),
+            "white moves 13/7 8/7, black rolls 4-3, black moves bar/22 13/9"
+        );
+        // Without the boards, as `show` tells it.
+        assert_eq!(
+            describe_action(&events, None, Geometry::Opposed),
+            "white moves 13/7 8/7, black rolls 4-3, black moves bar/22 13/9"
         );
     }
 }

@@ -1,10 +1,14 @@
 //! One mapping from everything that can go wrong to a gRPC status with a
 //! stable machine-readable reason (google.rpc.ErrorInfo, domain
-//! `backgammon.v1`).
+//! `backgammon.v1`), taken from one closed list ([`Reason`]).
+
+mod reason;
+
+pub use reason::{Reason, code_name};
 
 use std::collections::HashMap;
 
-use bg_engine::game::{GameError, RulesErrorKind};
+use bg_engine::game::CommandError;
 use bg_store::{Applied, StoreError};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
@@ -14,16 +18,18 @@ pub const DOMAIN: &str = "backgammon.v1";
 /// An error of the service, before it becomes a [`Status`].
 #[derive(Debug)]
 pub struct ApiError {
+    /// The reason's code, but for [`Reason::Transport`] (the code the
+    /// transport gave).
     pub code: Code,
-    pub reason: &'static str,
+    pub reason: Reason,
     pub message: String,
     pub metadata: HashMap<String, String>,
 }
 
 impl ApiError {
-    pub fn new(code: Code, reason: &'static str, message: impl Into<String>) -> ApiError {
+    pub fn new(reason: Reason, message: impl Into<String>) -> ApiError {
         ApiError {
-            code,
+            code: reason.code(),
             reason,
             message: message.into(),
             metadata: HashMap::new(),
@@ -36,22 +42,16 @@ impl ApiError {
     }
 
     pub fn invalid(field: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError::new(Code::InvalidArgument, "INVALID_ARGUMENT", message).with("field", field)
+        ApiError::new(Reason::InvalidArgument, message).with("field", field)
     }
 
     pub fn not_found(game_id: &str) -> ApiError {
-        ApiError::new(
-            Code::NotFound,
-            "GAME_NOT_FOUND",
-            format!("no game {game_id}"),
-        )
-        .with("game_id", game_id)
+        ApiError::new(Reason::GameNotFound, format!("no game {game_id}")).with("game_id", game_id)
     }
 
     pub fn version_mismatch(current: u64, expected: u64) -> ApiError {
         ApiError::new(
-            Code::Aborted,
-            "VERSION_MISMATCH",
+            Reason::VersionMismatch,
             format!("the game is at version {current}, not {expected}: read it again"),
         )
         .with("current_version", current)
@@ -62,8 +62,7 @@ impl ApiError {
     pub fn data_loss(what: impl std::fmt::Display) -> ApiError {
         tracing::error!(error = %what, "stored data could not be read");
         ApiError::new(
-            Code::DataLoss,
-            "STORAGE_CORRUPT",
+            Reason::StorageCorrupt,
             "this game's stored data is damaged and cannot be read; the operator must restore it from a backup",
         )
     }
@@ -71,12 +70,11 @@ impl ApiError {
     pub fn store(e: StoreError) -> ApiError {
         match e {
             StoreError::Conflict { current } => ApiError::new(
-                Code::Aborted,
-                "VERSION_MISMATCH",
+                Reason::VersionMismatch,
                 format!("another action was applied first; the game is at version {current}"),
             )
             .with("current_version", current),
-            StoreError::NotFound => ApiError::new(Code::NotFound, "GAME_NOT_FOUND", "no such game"),
+            StoreError::NotFound => ApiError::new(Reason::GameNotFound, "no such game"),
             StoreError::WriteFailed { message, applied } => {
                 crate::metrics::storage_error("STORAGE_UNAVAILABLE");
                 // The store logged the failure itself, once for its group.
@@ -89,8 +87,7 @@ impl ApiError {
                     ),
                 };
                 ApiError::new(
-                    Code::Unavailable,
-                    "STORAGE_UNAVAILABLE",
+                    Reason::StorageUnavailable,
                     format!("storage failed: {advice}"),
                 )
                 .with("stored", stored)
@@ -103,8 +100,7 @@ impl ApiError {
                 crate::metrics::storage_error("DATABASE_UNREACHABLE");
                 tracing::warn!(error = %why, "the database is unreachable");
                 ApiError::new(
-                    Code::Unavailable,
-                    "DATABASE_UNREACHABLE",
+                    Reason::DatabaseUnreachable,
                     "the database cannot be reached (down, restarting or overloaded): nothing was read or changed; retry later",
                 )
             }
@@ -112,8 +108,7 @@ impl ApiError {
                 crate::metrics::storage_error("STORAGE_UNAVAILABLE");
                 tracing::error!(error = %other, "storage error");
                 ApiError::new(
-                    Code::Unavailable,
-                    "STORAGE_UNAVAILABLE",
+                    Reason::StorageUnavailable,
                     "storage is unavailable; retry later",
                 )
             }
@@ -121,34 +116,22 @@ impl ApiError {
     }
 }
 
-impl From<GameError> for ApiError {
-    fn from(e: GameError) -> ApiError {
-        let code = match &e {
-            GameError::Rules(r) => match r.kind {
-                // The server's or the plugin's fault, never the caller's.
-                RulesErrorKind::VariantFault | RulesErrorKind::InvalidInput => Code::Internal,
-                RulesErrorKind::InvalidOption => Code::InvalidArgument,
-                RulesErrorKind::IllegalPlay
-                | RulesErrorKind::IllegalDecision
-                | RulesErrorKind::Unsupported => Code::FailedPrecondition,
-            },
-            GameError::NotYourTurn(_)
-            | GameError::WrongPhase(_)
-            | GameError::CubeUnavailable(_)
-            | GameError::Resignation(_)
-            | GameError::MatchOver => Code::FailedPrecondition,
-            GameError::InvalidStart(_) => Code::InvalidArgument,
-        };
+impl From<CommandError> for ApiError {
+    fn from(e: CommandError) -> ApiError {
+        let reason = Reason::of_command(&e);
+        // INVALID_INPUT and VARIANT_FAULT: the server's or the plugin's
+        // fault, never the caller's.
+        let code = reason.code();
         let message = match &e {
             // Never leak a plugin's internals to clients; the log has them.
-            GameError::Rules(r) if code == Code::Internal => {
+            CommandError::Rules(r) if code == Code::Internal => {
                 tracing::error!(reason = r.reason(), message = %r.message, "variant failure");
                 "the variant's plugin failed on this call; nothing was changed (the server's log says why)"
                     .to_string()
             }
             other => other.to_string(),
         };
-        ApiError::new(code, e.reason(), message)
+        ApiError::new(reason, message)
     }
 }
 
@@ -189,7 +172,7 @@ impl From<ApiError> for Status {
         Status::with_error_details(
             e.code,
             cut(e.message, MAX_MESSAGE_CHARS),
-            ErrorDetails::with_error_info(e.reason, DOMAIN, metadata),
+            ErrorDetails::with_error_info(e.reason.as_str(), DOMAIN, metadata),
         )
     }
 }
@@ -275,26 +258,26 @@ fn transport_error(status: &Status) -> ApiError {
     let said = status.message();
     match status.code() {
         Code::OutOfRange => ApiError::new(
-            Code::OutOfRange,
-            "REQUEST_TOO_LARGE",
+            Reason::RequestTooLarge,
             format!(
                 "requests are limited to {} bytes ({said})",
                 crate::MAX_MESSAGE_BYTES
             ),
         ),
         Code::Internal if said.starts_with("failed to decode Protobuf message") => ApiError::new(
-            Code::InvalidArgument,
-            "MALFORMED_REQUEST",
+            Reason::MalformedRequest,
             format!("the request is not a valid message for this method ({said})"),
         ),
         Code::Unimplemented if said.starts_with("Content is compressed with") => ApiError::new(
-            Code::Unimplemented,
-            "UNSUPPORTED_COMPRESSION",
+            Reason::UnsupportedCompression,
             format!(
                 "requests may be compressed with gzip, deflate or zstd, or not at all ({said})"
             ),
         ),
-        Code::Unimplemented => ApiError::new(Code::Unimplemented, "UNKNOWN_METHOD", said),
-        code => ApiError::new(code, "TRANSPORT", said),
+        Code::Unimplemented => ApiError::new(Reason::UnknownMethod, said),
+        code => ApiError {
+            code,
+            ..ApiError::new(Reason::Transport, said)
+        },
     }
 }
