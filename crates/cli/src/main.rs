@@ -20,8 +20,8 @@ use clap::{Parser, Subcommand};
 
 use commands::act::{self, Action};
 use commands::{
-    Context, analyze, bench, export, hint, jans, new, plays, plugin_check, plugins, show, variants,
-    verify, watch,
+    Context, analyze, bench, export, feed, hint, jans, matches, new, plays, plugin_check, plugins,
+    show, variants, verify, watch,
 };
 use connection::TlsOptions;
 
@@ -100,6 +100,14 @@ enum Command {
     /// Prints the game's updates: those after a version (`--from`), then
     /// live ones as they happen.
     Watch(watch::Args),
+    /// Lists the matches the server holds (with the operator's token, or
+    /// a client certificate's own): filtered by variant, state, labels,
+    /// players; a page at a time, or `--all`.
+    Matches(matches::Args),
+    /// Follows the fleet feed: an event a line (a match created, a game
+    /// or the match ended, a match removed; `--kind action` for every
+    /// action), each with its cursor, to resume from with `--after`.
+    Feed(feed::Args),
     /// Writes the whole match to stdout in a format other programs read:
     /// `json` (the service's record, any variant), `mat` (the .mat text
     /// GNU Backgammon and eXtreme Gammon import) or `sgf` (gnubg's own), e.g.
@@ -213,6 +221,8 @@ fn run() -> Result<()> {
         Command::Decide(args) => act::run(&cx, Action::Decide(args)),
         Command::Abandon(args) => act::run(&cx, Action::Abandon(args)),
         Command::Watch(args) => watch::run(&cx, args),
+        Command::Matches(args) => matches::run(&cx, args),
+        Command::Feed(args) => feed::run(&cx, args),
         Command::Export(args) => export::run(&cx, args),
         Command::Verify(args) => verify::run(&cx, args),
         Command::Plugins => plugins::run(&cx),

@@ -90,13 +90,18 @@ pub fn board_of_position_id(id: &str, checkers: u8, geometry: Geometry) -> Resul
 
 /// Parses `name=value` options.
 pub fn parse_options(options: &[String]) -> Result<BTreeMap<String, String>> {
+    parse_pairs("--option", options)
+}
+
+/// `name=value` pairs of a repeatable flag, each name once.
+pub fn parse_pairs(flag: &str, pairs: &[String]) -> Result<BTreeMap<String, String>> {
     let mut parsed = BTreeMap::new();
-    for o in options {
+    for o in pairs {
         let Some((name, value)) = o.split_once('=') else {
-            bail!("options are name=value, not {o:?}");
+            bail!("{flag} takes name=value, not {o:?}");
         };
         if let Some(first) = parsed.insert(name.to_string(), value.to_string()) {
-            bail!("--option {name} is given twice ({first:?} and {value:?}): give it once");
+            bail!("{flag} {name} is given twice ({first:?} and {value:?}): give it once");
         }
     }
     Ok(parsed)

@@ -11,6 +11,9 @@ use std::time::Duration;
 use bg_api::v1 as pb;
 use bg_tests::plugin_dir;
 
+/// The operator's token every server here is started with.
+const OPERATOR_TOKEN: &str = "the-operator-token-of-the-bgctl-tests-0123456789";
+
 struct Server {
     addr: String,
     /// What it was started with, to start it again.
@@ -97,6 +100,8 @@ impl Server {
             clock_restart_grace: Duration::from_secs(30),
             plugin_call_timeout: std::time::Duration::from_secs(2),
             plugin_workers: None,
+            operator_token: Some(OPERATOR_TOKEN.to_string()),
+            feed_window: Some(Duration::from_secs(3600)),
         };
         let mut server = Server {
             addr: format!("http://{listen}"),
@@ -1369,4 +1374,86 @@ fn the_computers_reply_carries_its_hit_marks() {
         }
     }
     panic!("the computer did not hit in 200 turns of first legal plays");
+}
+
+/// Issue 46 from the terminal: matches created with labels and player
+/// ids, listed by a selector and by player, then followed in the feed
+/// from the list's cursor and resumed after an event's cursor.
+#[test]
+fn bgctl_lists_the_matches_it_labelled_and_follows_the_feed() {
+    let server = Server::start();
+    let folder = tempfile::tempdir().unwrap();
+    let tokens = folder.path().join("tokens.json");
+    let operator = folder.path().join("operator.token");
+    std::fs::write(&operator, OPERATOR_TOKEN).unwrap();
+    let operator = operator.to_str().unwrap();
+    // A fleet command with the operator's token.
+    let fleet = |command: &str, args: &[&str]| {
+        let mut all = vec![command, "--operator-token-file", operator];
+        all.extend_from_slice(args);
+        ok(bgctl(&server, &tokens, &all))
+    };
+    for table in ["1", "2"] {
+        ok(bgctl(
+            &server,
+            &tokens,
+            &[
+                "new",
+                "--match",
+                "1",
+                "--label",
+                "tournament=spring",
+                "--label",
+                &format!("table={table}"),
+                "--player",
+                "white=ann",
+                "--player",
+                "black=bob",
+            ],
+        ));
+    }
+    ok(bgctl(&server, &tokens, &["new", "--player", "white=cat"]));
+    let listed = fleet("matches", &["--selector", "tournament=spring", "--all"]);
+    let rows: Vec<&str> = listed
+        .lines()
+        .filter(|l| l.contains(" standard "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{listed}");
+    assert!(
+        rows[0].contains("players=ann/bob") && rows[0].contains("table=1"),
+        "{listed}"
+    );
+    assert!(rows[1].contains("table=2"), "{listed}");
+    let cursor = listed
+        .lines()
+        .last()
+        .and_then(|l| l.split("--after ").nth(1))
+        .map(|c| c.trim_end_matches([')', '`']).to_string())
+        .unwrap_or_else(|| panic!("no cursor in\n{listed}"));
+    let cats = fleet("matches", &["--player", "cat"]);
+    assert_eq!(
+        cats.lines().filter(|l| l.contains(" standard ")).count(),
+        1,
+        "{cats}"
+    );
+    // Without the operator's token: refused, saying why.
+    let refused = bgctl(&server, &tokens, &["matches"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("FLEET_ACCESS_DENIED"));
+    // The feed from the oldest: three creations; resumed after the first,
+    // the two others.
+    let all = fleet("feed", &["--from-oldest", "--count", "3"]);
+    let events: Vec<&str> = all.lines().collect();
+    assert_eq!(events.len(), 3, "{all}");
+    assert!(events.iter().all(|e| e.contains(" created ")), "{all}");
+    let first = events[0].rsplit("cursor=").next().unwrap();
+    let rest = fleet("feed", &["--after", first, "--count", "2"]);
+    assert_eq!(rest.lines().collect::<Vec<_>>(), events[1..], "{rest}");
+    // From the list's cursor: what happened after the list, a new match.
+    ok(bgctl(&server, &tokens, &["new", "--label", "late=yes"]));
+    let since = fleet("feed", &["--after", &cursor, "--count", "1"]);
+    assert!(
+        since.lines().last().unwrap().contains("late=yes"),
+        "{since}"
+    );
 }

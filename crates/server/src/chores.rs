@@ -57,6 +57,13 @@ pub(crate) fn start<S: GameStore>(
     tokio::spawn(repeat(config.clock_sweep, stop.clone(), move || {
         time_out_due(timed.clone())
     }));
+    if let Some(window) = config.feed_window {
+        let every = (window / 8).clamp(Duration::from_millis(250), Duration::from_secs(600));
+        let trimmed = games.clone();
+        tokio::spawn(repeat(every, stop.clone(), move || {
+            trim_feed(trimmed.clone())
+        }));
+    }
     let idle = config.idle_eviction;
     let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     let held = games.clone();
@@ -200,6 +207,15 @@ async fn retire_finished_matches<S: GameStore>(
         Err(e) => {
             tracing::warn!(error = %e.message, "removing finished matches failed; retried later")
         }
+    }
+}
+
+/// Removes the fleet feed's events older than its window.
+async fn trim_feed<S: GameStore>(games: Arc<games::Games<S>>) {
+    match games.trim_feed().await {
+        Ok(0) => {}
+        Ok(trimmed) => tracing::debug!(trimmed, "feed rows past the window removed"),
+        Err(e) => tracing::warn!(error = %e.message, "trimming the feed failed; retried later"),
     }
 }
 

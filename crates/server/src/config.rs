@@ -105,6 +105,11 @@ pub struct Config {
     /// Set: plugins run in worker processes started so (`--plugin-isolation
     /// process`); unset: in this process.
     pub plugin_workers: Option<bg_plugin_host::WorkerSettings>,
+    /// The operator's token, which lists and follows every match (None:
+    /// only callers with a client certificate list, their own matches).
+    pub operator_token: Option<String>,
+    /// How long the fleet feed keeps events (None: for good).
+    pub feed_window: Option<Duration>,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and

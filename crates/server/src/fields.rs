@@ -44,11 +44,16 @@ pub enum GameField {
     Clock = 29,
     Bots = 30,
     Geometry = 31,
+    Labels = 32,
+    Players = 33,
+    CreatedAt = 34,
+    UpdatedAt = 35,
+    State = 36,
 }
 
 /// Every `Game` field by its name in the proto (checked against the
 /// API's descriptor by a test).
-pub const GAME_FIELDS: [(&str, GameField); 31] = [
+pub const GAME_FIELDS: [(&str, GameField); 36] = [
     ("game_id", GameField::GameId),
     ("version", GameField::Version),
     ("variant", GameField::Variant),
@@ -80,6 +85,11 @@ pub const GAME_FIELDS: [(&str, GameField); 31] = [
     ("clock", GameField::Clock),
     ("bots", GameField::Bots),
     ("geometry", GameField::Geometry),
+    ("labels", GameField::Labels),
+    ("players", GameField::Players),
+    ("created_at", GameField::CreatedAt),
+    ("updated_at", GameField::UpdatedAt),
+    ("state", GameField::State),
 ];
 
 /// A part of each legal play (`backgammon.v1.Play`), numbered as in the
@@ -101,14 +111,14 @@ pub const PLAY_FIELDS: [(&str, PlayField); 3] = [
 /// The fields an answer carries: one bit per field number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fields {
-    game: u32,
+    game: u64,
     play: u8,
 }
 
 impl Fields {
     /// The whole game.
     pub const ALL: Fields = Fields {
-        game: u32::MAX,
+        game: u64::MAX,
         play: u8::MAX,
     };
 
@@ -139,7 +149,7 @@ impl Fields {
                     format!("{}: Game has no field of that name", quote(path)),
                 )
             })?;
-            fields.game |= 1 << field as u32;
+            fields.game |= 1 << field as u64;
             match part {
                 None if field == GameField::LegalPlays => whole_plays = true,
                 None => {}
@@ -178,13 +188,18 @@ impl Fields {
     /// These fields, with the whole of each legal play.
     pub fn only(fields: &[GameField]) -> Fields {
         Fields {
-            game: fields.iter().fold(0, |bits, &f| bits | 1 << f as u32),
+            game: fields.iter().fold(0, |bits, &f| bits | 1 << f as u64),
             play: u8::MAX,
         }
     }
 
     pub fn has(&self, field: GameField) -> bool {
-        self.game & (1 << field as u32) != 0
+        self.game & (1 << field as u64) != 0
+    }
+
+    /// Whether every field asked for is among `these`.
+    pub fn within(&self, these: &Fields) -> bool {
+        self.game & !these.game == 0
     }
 
     /// Whether each legal play carries this part (when the plays are sent).

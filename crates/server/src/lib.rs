@@ -13,6 +13,7 @@ pub mod convert;
 pub mod data_dir;
 pub mod error;
 pub mod fields;
+pub mod fleet;
 pub mod games;
 pub mod metrics;
 pub mod rate_limit;
@@ -132,7 +133,8 @@ async fn serve<S: GameStore>(
         games::Games::new(store, secret, plugins.clone(), stop_rx.clone())
             .with_watchers_per_game(config.limits.watchers_per_game)
             .with_restart_grace(config.clock_restart_grace)
-            .with_plugin_deadline(config.plugin_call_timeout),
+            .with_plugin_deadline(config.plugin_call_timeout)
+            .with_feed_window(config.feed_window),
     );
     if let Some(changes) = changes {
         // Another server's commits reach this server's watchers.
@@ -147,12 +149,14 @@ async fn serve<S: GameStore>(
     // deflate, zstd);
     // answers go uncompressed: they are small, and compressing costs more
     // time than it saves on the wire.
-    let game_service =
-        GameServiceServer::new(service::Service::new(games, config.limits.new_games))
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .accept_compressed(CompressionEncoding::Gzip)
-            .accept_compressed(CompressionEncoding::Deflate)
-            .accept_compressed(CompressionEncoding::Zstd);
+    let game_service = GameServiceServer::new(
+        service::Service::new(games, config.limits.new_games)
+            .with_operator_token(config.operator_token.clone()),
+    )
+    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+    .accept_compressed(CompressionEncoding::Gzip)
+    .accept_compressed(CompressionEncoding::Deflate)
+    .accept_compressed(CompressionEncoding::Zstd);
     // Reflection in both versions: grpcurl before 1.8.8, evans and older
     // Postman only ask v1alpha.
     let reflection_v1 = reflection()

@@ -191,8 +191,38 @@ struct Cli {
         default_value_t = 1024
     )]
     plugin_memory_limit_mb: u64,
+    /// A file holding the operator's token (one line; at least 32
+    /// characters): sent as `authorization: Bearer TOKEN`, it lists and
+    /// follows every match (ListMatches, WatchMatches). Without it, only
+    /// callers with a client certificate list and follow, each its own
+    /// matches.
+    #[arg(long, env = "BACKGAMMON_OPERATOR_TOKEN_FILE")]
+    operator_token_file: Option<PathBuf>,
+    /// Seconds the fleet feed keeps events (0: for good); a cursor older
+    /// than that is refused with CURSOR_EXPIRED.
+    #[arg(
+        long,
+        env = "BACKGAMMON_FEED_WINDOW_SECONDS",
+        default_value_t = 86_400.0,
+        value_parser = seconds
+    )]
+    feed_window_seconds: f64,
     #[command(subcommand)]
     command: Option<Sub>,
+}
+
+/// The operator's token, read from its file: one line, at least 32
+/// characters, printable ASCII.
+fn operator_token(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the operator token file {}", path.display()))?;
+    let token = text.trim();
+    anyhow::ensure!(
+        token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()),
+        "the operator token in {} must be one line of at least 32 printable characters, no spaces (e.g. `openssl rand -hex 32`)",
+        path.display()
+    );
+    Ok(token.to_string())
 }
 
 #[derive(Subcommand)]
@@ -433,6 +463,14 @@ fn main() -> Result<()> {
                         call_timeout: Duration::from_millis(cli.plugin_call_timeout_ms.max(1)),
                     }),
                 },
+                operator_token: cli
+                    .operator_token_file
+                    .as_deref()
+                    .map(operator_token)
+                    .transpose()?,
+                feed_window: Duration::try_from_secs_f64(cli.feed_window_seconds)
+                    .ok()
+                    .filter(|d| !d.is_zero()),
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),

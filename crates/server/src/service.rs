@@ -16,6 +16,7 @@ use tracing::Instrument;
 use crate::convert;
 use crate::error::{ApiError, Reason};
 use crate::fields::{Fields, GameField};
+use crate::fleet::Access;
 use crate::games::{Action, Games, check_request_id, fingerprint, game_id_of};
 use crate::rate_limit::{Limiter, Rate};
 
@@ -23,6 +24,8 @@ pub struct Service<S> {
     games: Arc<Games<S>>,
     /// Games created per caller (None: no limit).
     new_games: Option<Limiter>,
+    /// The operator's token (None: none lists by token).
+    operator_token: Option<String>,
 }
 
 impl<S> Service<S> {
@@ -30,6 +33,7 @@ impl<S> Service<S> {
         Service {
             games,
             new_games: new_games.map(Limiter::new),
+            operator_token: None,
         }
     }
 
@@ -58,6 +62,25 @@ impl<S> Service<S> {
             )
             .with("retry_after_ms", ms)
         })
+    }
+}
+
+impl<S: GameStore> Service<S> {
+    /// Who lists and follows matches: the operator by its token, a backend
+    /// by its client certificate (docs/fleet.md).
+    fn fleet_access<T>(&self, request: &Request<T>) -> Result<Access, ApiError> {
+        let token = bearer(request)?;
+        Access::of(
+            token.as_deref(),
+            certified_caller(request).as_deref(),
+            self.operator_token.as_deref(),
+        )
+    }
+
+    /// The operator's token, which lists and follows every match.
+    pub fn with_operator_token(mut self, token: Option<String>) -> Service<S> {
+        self.operator_token = token;
+        self
     }
 }
 
@@ -174,6 +197,7 @@ action_requests!(
 );
 
 type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::GameUpdate, Status>> + Send>>;
+type MatchStream = Pin<Box<dyn Stream<Item = Result<pb::MatchEvent, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl<S: GameStore> GameService for Service<S> {
@@ -344,5 +368,26 @@ impl<S: GameStore> GameService for Service<S> {
         let fields = Fields::from_mask(r.read_mask.as_ref())?;
         let updates = self.games.watch(&r.game_id, r.from_version, fields).await?;
         Ok(Response::new(Box::pin(ReceiverStream::new(updates))))
+    }
+
+    async fn list_matches(
+        &self,
+        request: Request<pb::ListMatchesRequest>,
+    ) -> Result<Response<pb::ListMatchesResponse>, Status> {
+        let access = self.fleet_access(&request)?;
+        Ok(Response::new(
+            self.games.list_matches(&access, request.get_ref()).await?,
+        ))
+    }
+
+    type WatchMatchesStream = MatchStream;
+
+    async fn watch_matches(
+        &self,
+        request: Request<pb::WatchMatchesRequest>,
+    ) -> Result<Response<MatchStream>, Status> {
+        let access = self.fleet_access(&request)?;
+        let events = self.games.watch_matches(access, request.get_ref()).await?;
+        Ok(Response::new(Box::pin(ReceiverStream::new(events))))
     }
 }

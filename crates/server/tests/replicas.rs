@@ -52,6 +52,7 @@ impl Replicas {
             .output()
             .unwrap();
         assert!(made.status.success(), "{made:?}");
+        std::fs::write(keys.path().join("operator.token"), OPERATOR).unwrap();
         let plugins = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
         let mut replicas = Replicas {
             cluster,
@@ -84,6 +85,8 @@ impl Replicas {
                 // notices lost unnoticed, would hide a notice lost.
                 "--watch-resync-seconds",
                 "3600",
+                "--operator-token-file",
+                self.key.with_file_name("operator.token").to_str().unwrap(),
             ],
         );
         self._folders.push(data);
@@ -103,6 +106,9 @@ impl Replicas {
         clients
     }
 }
+
+/// The operator's token of these replicas (the fleet feed's tests).
+const OPERATOR: &str = "operator-token-of-the-replica-tests-0123456789";
 
 /// A failure a replica or the database being away explains: the call
 /// goes to another replica, or is sent again later, with its request id.
@@ -708,4 +714,165 @@ async fn idle_clocks_on_replicas_each_fall_once_even_with_a_replica_killed() {
             .count();
         assert_eq!(timeouts, 1, "game {}", g.id());
     }
+}
+
+/// Issue 46's feed on replicas: writers racing on two replicas (a
+/// sequence number is taken before commit, so a lower one can commit after
+/// a higher one was read), a follower on the third reading live, killed
+/// -9 and restarted, resumed from its last cursor on another replica.
+/// What it read live is exactly the feed read whole afterwards: every
+/// version of every match once, in each match's version order; and
+/// resumed from random cursors on any replica, the feed gives exactly
+/// the rest.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_feed_is_every_event_once_in_order_on_any_replica_through_a_kill() {
+    let Some(mut replicas) = Replicas::start("fleet_feed", 3) else {
+        return;
+    };
+    let addrs = replicas.addrs();
+    let every: Vec<i32> = [
+        pb::MatchEventKind::Created,
+        pb::MatchEventKind::GameEnded,
+        pb::MatchEventKind::MatchEnded,
+        pb::MatchEventKind::Action,
+    ]
+    .iter()
+    .map(|k| *k as i32)
+    .collect();
+    let open = |addr: String, cursor: String| {
+        let kinds = every.clone();
+        async move {
+            let mut client = connect(&addr).await;
+            let mut request = tonic::Request::new(pb::WatchMatchesRequest {
+                from_oldest: cursor.is_empty(),
+                cursor,
+                kinds,
+                filter: None,
+            });
+            request.metadata_mut().insert(
+                "authorization",
+                format!("Bearer {OPERATOR}").parse().unwrap(),
+            );
+            client.watch_matches(request).await.unwrap().into_inner()
+        }
+    };
+    // The follower, on replica 2 from the start.
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<pb::MatchEvent>();
+    let mut stream = open(addrs[2].clone(), String::new()).await;
+    let follower = tokio::spawn(async move {
+        while let Ok(Some(event)) = stream.message().await {
+            if event.kind != pb::MatchEventKind::Unspecified as i32 {
+                let _ = seen_tx.send(event);
+            }
+        }
+    });
+    // Eight games at once, each action to replica 0 or 1 in turn.
+    let writers = addrs[..2].to_vec();
+    let mut clients = replicas.clients().await;
+    let mut tasks = Vec::new();
+    for seed in 0..8 {
+        let g = new_game(&mut clients[seed % 2], long_match()).await;
+        tasks.push(tokio::spawn(drive(
+            writers.clone(),
+            g,
+            460 + seed as u64,
+            120,
+        )));
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    replicas.servers[2].kill();
+    follower.abort();
+    let mut live = Vec::new();
+    while let Ok(event) = seen_rx.try_recv() {
+        live.push(event);
+    }
+    assert!(!live.is_empty(), "the follower read events before the kill");
+    replicas.servers[2].restart();
+    // Replica 2 came back on a port of its own.
+    let addrs = replicas.addrs();
+    // Resumed from its last cursor, on replica 0.
+    let mut stream = open(addrs[0].clone(), live.last().unwrap().cursor.clone()).await;
+    let mut games = Vec::new();
+    for task in tasks {
+        games.push(task.await.unwrap().0);
+    }
+    // Each match: its creation, and an action for every later version.
+    let total: usize = games.iter().map(|g| g.game.version as usize).sum();
+    let actions = |events: &[pb::MatchEvent]| {
+        events
+            .iter()
+            .filter(|e| {
+                e.kind == pb::MatchEventKind::Created as i32
+                    || e.kind == pb::MatchEventKind::Action as i32
+            })
+            .count()
+    };
+    while actions(&live) < total {
+        match tokio::time::timeout(Duration::from_secs(20), stream.message()).await {
+            Ok(Ok(Some(e))) if e.kind == pb::MatchEventKind::Unspecified as i32 => {}
+            Ok(Ok(Some(e))) => live.push(e),
+            other => panic!(
+                "the feed stopped at {} of {total}: {other:?}",
+                actions(&live)
+            ),
+        }
+    }
+    // The whole feed, read afterwards on replica 1.
+    let mut stream = open(addrs[1].clone(), String::new()).await;
+    let whole = next_events(&mut stream, live.len(), "the whole feed").await;
+    let ids = |events: &[pb::MatchEvent]| {
+        events
+            .iter()
+            .map(|e| e.event_id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(&live),
+        ids(&whole),
+        "read live through a kill, the same feed"
+    );
+    let unique: std::collections::HashSet<String> = ids(&whole).into_iter().collect();
+    assert_eq!(unique.len(), whole.len(), "no event twice");
+    for g in &games {
+        let versions: Vec<u64> = whole
+            .iter()
+            .filter(|e| e.game_id == g.id())
+            .filter(|e| {
+                e.kind == pb::MatchEventKind::Created as i32
+                    || e.kind == pb::MatchEventKind::Action as i32
+            })
+            .map(|e| e.version)
+            .collect();
+        assert_eq!(
+            versions,
+            (1..=g.game.version).collect::<Vec<_>>(),
+            "game {}",
+            g.id()
+        );
+    }
+    // Resumed from random cursors, on each replica in turn.
+    let mut rng = StdRng::seed_from_u64(4646);
+    for round in 0..6 {
+        let i = rng.random_range(0..whole.len() - 1);
+        let mut stream = open(addrs[round % 3].clone(), whole[i].cursor.clone()).await;
+        let rest = next_events(&mut stream, whole.len() - i - 1, "the feed resumed").await;
+        assert_eq!(ids(&rest), ids(&whole[i + 1..]), "resumed after event {i}");
+    }
+}
+
+/// The next `count` events of a feed (bookmarks skipped), each within 20 s.
+async fn next_events(
+    stream: &mut tonic::Streaming<pb::MatchEvent>,
+    count: usize,
+    what: &str,
+) -> Vec<pb::MatchEvent> {
+    let mut events = Vec::new();
+    while events.len() < count {
+        match tokio::time::timeout(Duration::from_secs(20), stream.message()).await {
+            Ok(Ok(Some(e))) if e.kind == pb::MatchEventKind::Unspecified as i32 => {}
+            Ok(Ok(Some(e))) => events.push(e),
+            other => panic!("{what} stopped at {} of {count}: {other:?}", events.len()),
+        }
+    }
+    events
 }

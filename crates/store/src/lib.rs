@@ -31,6 +31,7 @@
 //! This crate owns the schema and the SQL. It never interprets what it
 //! stores: states and events are opaque text and bytes from the server.
 
+mod list;
 mod postgres;
 mod rows;
 mod sqlite;
@@ -92,6 +93,48 @@ pub struct GameRecord {
     /// When the running seat's time runs out, in milliseconds since the
     /// Unix epoch (None: no clock runs), for [`GameStore::due_before`].
     pub deadline_ms: Option<u64>,
+    /// What lists and the feed read (written at creation, never changed
+    /// after, but `to_act`, `abandoned` and `updated_us`).
+    pub index: MatchIndex,
+}
+
+/// The columns a match is listed by: the site's words (labels, players),
+/// who created it, where it stands and when. The server's values, kept as
+/// given: the store compares them, never reads into them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MatchIndex {
+    /// The site's labels, as a JSON object (`{}`: none).
+    pub labels: String,
+    /// The site's player ids, white first (empty: none).
+    pub players: [String; 2],
+    /// Who created the match (its client certificate's id; empty: none).
+    pub owner: String,
+    /// The seat the match waits for: 0 none, 1 white, 2 black.
+    pub to_act: u8,
+    /// The match ended because a seat left.
+    pub abandoned: bool,
+    /// When it was created and last changed, in microseconds since the
+    /// Unix epoch.
+    pub created_us: i64,
+    pub updated_us: i64,
+}
+
+impl Default for GameRecord {
+    fn default() -> GameRecord {
+        GameRecord {
+            game_id: String::new(),
+            variant: String::new(),
+            variant_version: String::new(),
+            options: "{}".to_string(),
+            version: 1,
+            state: String::new(),
+            token_hashes: [Vec::new(), Vec::new()],
+            start_board: None,
+            finished: false,
+            deadline_ms: None,
+            index: MatchIndex::default(),
+        }
+    }
 }
 
 impl std::fmt::Debug for GameRecord {
@@ -119,6 +162,107 @@ pub struct LogEntry {
     /// The version the action produced (1: the game's creation).
     pub version: u64,
     pub text: String,
+    /// The action's row of the fleet feed (written with it; empty when
+    /// read back from the log).
+    pub feed: Feed,
+}
+
+/// What the feed records of a commit: a bit a kind of event it holds, and
+/// the server's bytes for them. Opaque to the store, which filters by
+/// `kinds` only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Feed {
+    pub kinds: u32,
+    pub detail: Vec<u8>,
+}
+
+/// A place in the feed, in commit order: the writing transaction (0 on
+/// SQLite, whose one writer commits in `seq` order) then `seq`. Every
+/// replica reads the same rows at the same places.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FeedPosition {
+    pub tx: u64,
+    pub seq: u64,
+}
+
+/// A row of the feed, with the words of its match (from the match, or,
+/// once it is removed, from what the removal kept).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeedRow {
+    pub position: FeedPosition,
+    pub game_id: String,
+    pub version: u64,
+    /// When it was committed, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    pub kinds: u32,
+    pub detail: Vec<u8>,
+    /// None when neither the match nor its removal's record is held.
+    pub variant: Option<String>,
+    pub labels: String,
+    pub players: [String; 2],
+    pub owner: String,
+    /// The action's log text, when asked for and still held.
+    pub log: Option<String>,
+}
+
+/// What the feed holds: rows after `trimmed` (none of them removed yet)
+/// up to `head`, the newest place every reader may read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeedBounds {
+    /// The place of the newest row trimmed (default: none ever).
+    pub trimmed: FeedPosition,
+    pub head: FeedPosition,
+}
+
+/// The order of a list of matches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MatchOrder {
+    #[default]
+    Created,
+    Updated,
+}
+
+/// Where a match stands, for lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchState {
+    InProgress,
+    Finished,
+    Abandoned,
+}
+
+/// A list of matches: a page in an order, after a key, with filters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MatchQuery {
+    pub order: MatchOrder,
+    pub descending: bool,
+    /// The (time, game id) of the last match of the previous page.
+    pub after: Option<(i64, String)>,
+    pub limit: u32,
+    /// Any of these (empty: all).
+    pub variants: Vec<String>,
+    pub states: Vec<MatchState>,
+    /// In either seat.
+    pub player: Option<String>,
+    /// In the seat the match waits for.
+    pub to_act_player: Option<String>,
+    /// At or after, before: microseconds since the Unix epoch.
+    pub created: (Option<i64>, Option<i64>),
+    pub updated: (Option<i64>, Option<i64>),
+    /// Created by this owner only (None: by anyone).
+    pub owner: Option<String>,
+}
+
+/// A match as lists show it: its index and what the snapshot row says
+/// without its state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchRow {
+    pub game_id: String,
+    pub variant: String,
+    pub variant_version: String,
+    pub options: String,
+    pub version: u64,
+    pub finished: bool,
+    pub index: MatchIndex,
 }
 
 /// A client request id and how to give its answer again.
@@ -155,6 +299,31 @@ pub const NEW_GAME_SCOPE: &str = "new-game";
 /// is kept as a row of its own. Either way it is unique in its scope.
 pub fn action_scope(game_id: &str, seat: impl std::fmt::Display) -> String {
     format!("{game_id}/{seat}")
+}
+
+/// The setting that holds the newest place the feed trimmed (see
+/// [`FeedBounds::trimmed`]).
+pub const FEED_TRIMMED: &str = "feed_trimmed";
+
+/// A feed place as a setting's bytes: `tx` then `seq`, big-endian.
+pub(crate) fn encode_position(p: FeedPosition) -> Vec<u8> {
+    let mut bytes = p.tx.to_be_bytes().to_vec();
+    bytes.extend_from_slice(&p.seq.to_be_bytes());
+    bytes
+}
+
+pub(crate) fn decode_position(bytes: &[u8]) -> Result<FeedPosition, StoreError> {
+    let (tx, seq) = bytes
+        .split_at_checked(8)
+        .filter(|(_, seq)| seq.len() == 8)
+        .ok_or_else(|| {
+            StoreError::Corrupt(format!("setting {FEED_TRIMMED}: {} bytes", bytes.len()))
+        })?;
+    let word = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+    Ok(FeedPosition {
+        tx: word(tx),
+        seq: word(seq),
+    })
 }
 
 /// The setting that names the key the games' seat tokens derive from.
@@ -343,5 +512,32 @@ pub trait GameStore: Clone + Send + Sync + 'static {
     fn remove_finished(
         &self,
         game_id: &str,
+        feed: &Feed,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// A page of matches (see [`MatchQuery`]), in its order.
+    fn list_matches(
+        &self,
+        query: &MatchQuery,
+    ) -> impl Future<Output = Result<Vec<MatchRow>, StoreError>> + Send;
+
+    /// At most `limit` feed rows after `after`, in commit order, of the
+    /// kinds in `kinds` (a bitmask), with each action's log text when
+    /// `with_log`. Only rows every reader will ever see in this order: on
+    /// PostgreSQL, none of a transaction older than one still in flight.
+    fn feed_after(
+        &self,
+        after: FeedPosition,
+        kinds: u32,
+        with_log: bool,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<FeedRow>, StoreError>> + Send;
+
+    /// What the feed holds now.
+    fn feed_bounds(&self) -> impl Future<Output = Result<FeedBounds, StoreError>> + Send;
+
+    /// Removes the feed rows committed before `before_ms` (milliseconds
+    /// since the Unix epoch), and the removed matches' words kept as long;
+    /// returns how many rows.
+    fn trim_feed(&self, before_ms: u64) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }

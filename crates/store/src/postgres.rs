@@ -469,13 +469,30 @@ fn bind_log<'q>(
         .bind(unix_seconds(SystemTime::now())))
 }
 
-/// The new game, its first log entry and its request id, in one
-/// statement.
+/// The feed row's time, kinds and detail.
+fn bind_feed<'q>(query: PgQuery<'q>, feed: &'q crate::Feed) -> PgQuery<'q> {
+    query
+        .bind(unix_millis(SystemTime::now()))
+        .bind(i32::try_from(feed.kinds).unwrap_or(i32::MAX))
+        .bind((!feed.detail.is_empty()).then_some(feed.detail.as_slice()))
+}
+
+/// Milliseconds since the Unix epoch.
+fn unix_millis(time: SystemTime) -> i64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().min(i64::MAX as u128) as i64)
+}
+
+/// The new game, its first log entry and its request id, and its feed
+/// row, in one statement.
 const CREATE: &str = "\
 WITH created AS (
     INSERT INTO games (game_id, variant, variant_version, options, version, state,
-                       white_token_hash, black_token_hash, start_board, finished_at, deadline_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $19 THEN now() END, $20)
+                       white_token_hash, black_token_hash, start_board, finished_at, deadline_at,
+                       labels, white_player, black_player, owner, to_act, abandoned,
+                       created_us, updated_us)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $19 THEN now() END, $20,
+            $21, $22, $23, $24, $25, $26, $27, $28)
     RETURNING game_id
 ), logged AS (
     INSERT INTO game_events (game_id, version, events)
@@ -483,6 +500,9 @@ WITH created AS (
 ), answered AS (
     INSERT INTO requests (scope, request_id, fingerprint, version, game_id, response, created_at)
     SELECT $12, $13, $14, $15, $16, $17, $18 FROM created WHERE $12::text IS NOT NULL
+), fed AS (
+    INSERT INTO feed (game_id, version, at_ms, kinds, detail)
+    SELECT game_id, $10, $29, $30, $31 FROM created
 )
 SELECT 1 AS stored FROM created";
 
@@ -492,7 +512,8 @@ SELECT 1 AS stored FROM created";
 const COMMIT: &str = "\
 WITH updated AS (
     UPDATE games SET version = $1, state = $2, updated_at = now(),
-                     finished_at = CASE WHEN $14 THEN now() END, deadline_at = $15
+                     finished_at = CASE WHEN $14 THEN now() END, deadline_at = $15,
+                     to_act = $16, abandoned = $17, updated_us = $18
     WHERE game_id = $3 AND version = $4
     RETURNING game_id
 ), logged AS (
@@ -501,6 +522,9 @@ WITH updated AS (
 ), answered AS (
     INSERT INTO requests (scope, request_id, fingerprint, version, game_id, response, created_at)
     SELECT $7, $8, $9, $10, $11, $12, $13 FROM updated WHERE $7::text IS NOT NULL
+), fed AS (
+    INSERT INTO feed (game_id, version, at_ms, kinds, detail)
+    SELECT game_id, $5, $19, $20, $21 FROM updated
 )
 SELECT 1 AS stored FROM updated";
 
@@ -558,7 +582,16 @@ impl GameStore for PgStore {
             .bind(&game.start_board);
         let query = bind_log(query, entry, request)?
             .bind(game.finished)
-            .bind(deadline_param(game));
+            .bind(deadline_param(game))
+            .bind(game.index.labels.as_str())
+            .bind(game.index.players[0].as_str())
+            .bind(game.index.players[1].as_str())
+            .bind(game.index.owner.as_str())
+            .bind(i32::from(game.index.to_act))
+            .bind(game.index.abandoned)
+            .bind(game.index.created_us)
+            .bind(game.index.updated_us);
+        let query = bind_feed(query, &entry.feed);
         let mut connection = self.connection().await?;
         query
             .fetch_optional(&mut *connection)
@@ -571,7 +604,10 @@ impl GameStore for PgStore {
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board, \
-             (CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END)::int8 AS finished, deadline_at FROM games WHERE game_id = $1",
+             (CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END)::int8 AS finished, deadline_at, \
+             labels, white_player, black_player, owner, to_act::int8 AS to_act, \
+             (CASE WHEN abandoned THEN 1 ELSE 0 END)::int8 AS abandoned, created_us, updated_us \
+             FROM games WHERE game_id = $1",
         )
         .bind(game_id)
         .fetch_optional(&self.pool)
@@ -595,7 +631,11 @@ impl GameStore for PgStore {
             .bind(version_param(expected_version)?);
         let query = bind_log(query, entry, request)?
             .bind(game.finished)
-            .bind(deadline_param(game));
+            .bind(deadline_param(game))
+            .bind(i32::from(game.index.to_act))
+            .bind(game.index.abandoned)
+            .bind(game.index.updated_us);
+        let query = bind_feed(query, &entry.feed);
         let mut connection = self.connection().await?;
         let start = std::time::Instant::now();
         let stored = query
@@ -757,18 +797,161 @@ impl GameStore for PgStore {
         .map_err(|e| self.read_failed(e))
     }
 
-    async fn remove_finished(&self, game_id: &str) -> Result<bool, StoreError> {
+    async fn remove_finished(&self, game_id: &str, feed: &crate::Feed) -> Result<bool, StoreError> {
         let removed = sqlx::query(REMOVE_FINISHED)
             .bind(game_id)
             .bind(crate::action_scope(game_id, "white"))
             .bind(crate::action_scope(game_id, "black"))
+            .bind(unix_millis(SystemTime::now()))
+            .bind(i32::try_from(feed.kinds).unwrap_or(i32::MAX))
+            .bind((!feed.detail.is_empty()).then_some(feed.detail.as_slice()))
             .fetch_optional(&self.pool)
             .by_deadline()
             .await
             .map_err(|e| self.write_failed(e))?;
         Ok(removed.is_some())
     }
+
+    async fn list_matches(
+        &self,
+        query: &crate::MatchQuery,
+    ) -> Result<Vec<crate::MatchRow>, StoreError> {
+        let statement = crate::list::statement(query, crate::list::Dialect::Postgres);
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(statement.sql));
+        for value in statement.values {
+            q = match value {
+                crate::list::Value::Int(n) => q.bind(n),
+                crate::list::Value::Text(t) => q.bind(t),
+            };
+        }
+        let rows = q
+            .fetch_all(&self.pool)
+            .by_deadline()
+            .await
+            .map_err(|e| self.read_failed(e))?;
+        rows.iter().map(crate::rows::match_row).collect()
+    }
+
+    async fn feed_after(
+        &self,
+        after: crate::FeedPosition,
+        kinds: u32,
+        with_log: bool,
+        limit: u32,
+    ) -> Result<Vec<crate::FeedRow>, StoreError> {
+        let rows = sqlx::query(FEED_AFTER)
+            .bind(after.tx.to_string())
+            .bind(after.seq.min(i64::MAX as u64) as i64)
+            .bind(i32::try_from(kinds).unwrap_or(i32::MAX))
+            .bind(i64::from(limit))
+            .bind(with_log)
+            .fetch_all(&self.pool)
+            .by_deadline()
+            .await
+            .map_err(|e| self.read_failed(e))?;
+        rows.iter()
+            .map(|row| {
+                let position = feed_position(row)?;
+                crate::rows::feed_row(row, position)
+            })
+            .collect()
+    }
+
+    /// The head: the newest row of a transaction older than every one in
+    /// flight (a reader at it misses nothing committed later).
+    async fn feed_bounds(&self) -> Result<crate::FeedBounds, StoreError> {
+        let head = sqlx::query(
+            "SELECT f.tx::text AS tx, f.seq FROM feed f \
+             WHERE f.tx < pg_snapshot_xmin(pg_current_snapshot()) \
+             ORDER BY f.tx DESC, f.seq DESC LIMIT 1",
+        )
+        .fetch_optional(&self.pool)
+        .by_deadline()
+        .await
+        .map_err(|e| self.read_failed(e))?;
+        let head = head.as_ref().map(feed_position).transpose()?;
+        let trimmed = self.setting(crate::FEED_TRIMMED).await?;
+        Ok(crate::FeedBounds {
+            trimmed: trimmed
+                .as_deref()
+                .map(crate::decode_position)
+                .transpose()?
+                .unwrap_or_default(),
+            head: head.unwrap_or_default(),
+        })
+    }
+
+    /// The rows before a time, up to the newest whose place every reader
+    /// has passed the same way; the newest place trimmed is recorded in
+    /// the same transaction (the highest wins, whichever replica trims).
+    async fn trim_feed(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let trimmed = sqlx::query(TRIM_FEED)
+            .bind(before_ms.min(i64::MAX as u64) as i64)
+            .bind(crate::FEED_TRIMMED)
+            .fetch_optional(&self.pool)
+            .by_deadline()
+            .await
+            .map_err(|e| self.write_failed(e))?;
+        match trimmed {
+            Some(row) => {
+                let n: i64 = crate::rows::column(&row, "removed", "the feed's trim")?;
+                Ok(n.max(0) as u64)
+            }
+            None => Ok(0),
+        }
+    }
 }
+
+/// The place of a feed row: its transaction id (as text: xid8) and seq.
+fn feed_position(row: &sqlx::postgres::PgRow) -> Result<crate::FeedPosition, StoreError> {
+    let tx: String = crate::rows::column(row, "tx", "a feed row")?;
+    let seq: i64 = crate::rows::column(row, "seq", "a feed row")?;
+    Ok(crate::FeedPosition {
+        tx: tx
+            .parse()
+            .map_err(|_| StoreError::Corrupt(format!("a feed row's tx {tx:?}")))?,
+        seq: seq.max(0) as u64,
+    })
+}
+
+/// The feed rows committed before `$1` (ms), among those every reader
+/// may read, removed; the newest place removed recorded in `settings`
+/// as 16 bytes (tx, seq big-endian), unless a higher one is there.
+const TRIM_FEED: &str = "\
+WITH last AS (
+    SELECT f.tx, f.seq FROM feed f
+    WHERE f.at_ms < $1 AND f.tx < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY f.tx DESC, f.seq DESC LIMIT 1
+), removed AS (
+    DELETE FROM feed f USING last WHERE (f.tx, f.seq) <= (last.tx, last.seq)
+    RETURNING 1
+), words AS (
+    DELETE FROM removed_matches WHERE removed_ms < $1
+), recorded AS (
+    INSERT INTO settings (name, value)
+    SELECT $2, int8send(((last.tx::text)::numeric)::int8) || int8send(last.seq) FROM last
+    ON CONFLICT (name) DO UPDATE SET value = excluded.value
+    WHERE settings.value < excluded.value
+)
+SELECT (SELECT count(*) FROM removed) AS removed FROM last";
+
+/// The feed rows after a place, of transactions older than every one
+/// still in flight (none can commit before them any more), with their
+/// match's words.
+const FEED_AFTER: &str = "\
+SELECT f.tx::text AS tx, f.seq, f.game_id, f.version, f.at_ms, f.kinds::int8 AS kinds, f.detail,
+       COALESCE(g.variant, r.variant) AS variant, COALESCE(g.labels, r.labels) AS labels,
+       COALESCE(g.white_player, r.white_player) AS white_player,
+       COALESCE(g.black_player, r.black_player) AS black_player,
+       COALESCE(g.owner, r.owner) AS owner,
+       CASE WHEN $5 THEN (SELECT e.events FROM game_events e
+                          WHERE e.game_id = f.game_id AND e.version = f.version) END AS log
+FROM feed f LEFT JOIN games g ON g.game_id = f.game_id
+LEFT JOIN removed_matches r ON r.game_id = f.game_id
+WHERE (f.tx, f.seq) > ($1::text::xid8, $2)
+  AND f.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND (f.kinds & $3) <> 0
+ORDER BY f.tx, f.seq LIMIT $4";
 
 /// A match that has ended, removed with its log and request ids in one
 /// statement (nothing when it runs or is gone). NewGame's row is found by
@@ -776,7 +959,14 @@ impl GameStore for PgStore {
 const REMOVE_FINISHED: &str = "\
 WITH removed AS (
     DELETE FROM games WHERE game_id = $1 AND finished_at IS NOT NULL
-    RETURNING game_id
+    RETURNING game_id, version, variant, labels, white_player, black_player, owner
+), kept AS (
+    INSERT INTO removed_matches (game_id, variant, labels, white_player, black_player, owner, removed_ms)
+    SELECT game_id, variant, labels, white_player, black_player, owner, $4 FROM removed
+    ON CONFLICT (game_id) DO NOTHING
+), fed AS (
+    INSERT INTO feed (game_id, version, at_ms, kinds, detail)
+    SELECT game_id, version, $4, $5, $6 FROM removed
 ), log AS (
     DELETE FROM game_events WHERE game_id IN (SELECT game_id FROM removed)
 ), actions AS (

@@ -6,7 +6,10 @@
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::{Answer, GameRecord, LogEntry, RequestRecord, StoreError};
+use crate::{
+    Answer, FeedPosition, FeedRow, GameRecord, LogEntry, MatchIndex, MatchRow, RequestRecord,
+    StoreError,
+};
 
 /// A column of a stored row.
 pub(crate) fn column<'r, R, T>(row: &'r R, name: &str, what: &str) -> Result<T, StoreError>
@@ -52,6 +55,7 @@ where
     let what = what.as_str();
     let finished: i64 = column(row, "finished", what)?;
     let deadline: Option<i64> = column(row, "deadline_at", what)?;
+    let index = match_index(row, what)?;
     Ok(GameRecord {
         game_id: column(row, "game_id", what)?,
         variant: column(row, "variant", what)?,
@@ -66,6 +70,94 @@ where
         start_board: column(row, "start_board", what)?,
         finished: finished != 0,
         deadline_ms: deadline.map(|ms| ms.max(0) as u64),
+        index,
+    })
+}
+
+/// The columns lists read (see [`crate::MatchIndex`]); the flags read as
+/// integers (`abandoned` is cast in the queries: PostgreSQL keeps a
+/// boolean).
+pub(crate) fn match_index<R>(row: &R, what: &str) -> Result<MatchIndex, StoreError>
+where
+    R: Row,
+    for<'n> &'n str: ColumnIndex<R>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let to_act: i64 = column(row, "to_act", what)?;
+    let abandoned: i64 = column(row, "abandoned", what)?;
+    Ok(MatchIndex {
+        labels: column(row, "labels", what)?,
+        players: [
+            column(row, "white_player", what)?,
+            column(row, "black_player", what)?,
+        ],
+        owner: column(row, "owner", what)?,
+        to_act: u8::try_from(to_act)
+            .ok()
+            .filter(|&s| s <= 2)
+            .ok_or_else(|| StoreError::Corrupt(format!("{what}: to_act {to_act}")))?,
+        abandoned: abandoned != 0,
+        created_us: column(row, "created_us", what)?,
+        updated_us: column(row, "updated_us", what)?,
+    })
+}
+
+/// A row of a list of matches.
+pub(crate) fn match_row<R>(row: &R) -> Result<MatchRow, StoreError>
+where
+    R: Row,
+    for<'n> &'n str: ColumnIndex<R>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let game_id: String = column(row, "game_id", "a listed match")?;
+    let what = format!("game {game_id}");
+    let finished: i64 = column(row, "finished", &what)?;
+    Ok(MatchRow {
+        variant: column(row, "variant", &what)?,
+        variant_version: column(row, "variant_version", &what)?,
+        options: column(row, "options", &what)?,
+        version: stored_version(row, &what)?,
+        finished: finished != 0,
+        index: match_index(row, &what)?,
+        game_id,
+    })
+}
+
+/// A row of the feed joined with its match's words (`variant` NULL when
+/// neither the match nor its removal's record is held).
+pub(crate) fn feed_row<R>(row: &R, position: FeedPosition) -> Result<FeedRow, StoreError>
+where
+    R: Row,
+    for<'n> &'n str: ColumnIndex<R>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<Vec<u8>>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let what = format!("feed row {}/{}", position.tx, position.seq);
+    let what = what.as_str();
+    let at_ms: i64 = column(row, "at_ms", what)?;
+    let kinds: i64 = column(row, "kinds", what)?;
+    let detail: Option<Vec<u8>> = column(row, "detail", what)?;
+    let labels: Option<String> = column(row, "labels", what)?;
+    let white: Option<String> = column(row, "white_player", what)?;
+    let black: Option<String> = column(row, "black_player", what)?;
+    let owner: Option<String> = column(row, "owner", what)?;
+    Ok(FeedRow {
+        position,
+        game_id: column(row, "game_id", what)?,
+        version: stored_version(row, what)?,
+        at_ms: u64::try_from(at_ms).unwrap_or(0),
+        kinds: u32::try_from(kinds)
+            .map_err(|_| StoreError::Corrupt(format!("{what}: kinds {kinds}")))?,
+        detail: detail.unwrap_or_default(),
+        variant: column(row, "variant", what)?,
+        labels: labels.unwrap_or_else(|| "{}".to_string()),
+        players: [white.unwrap_or_default(), black.unwrap_or_default()],
+        owner: owner.unwrap_or_default(),
+        log: column(row, "log", what)?,
     })
 }
 
@@ -84,7 +176,11 @@ where
             let what = format!("log of game {game_id}");
             let version = stored_version(row, &what)?;
             let text = column(row, "events", &format!("{what} at version {version}"))?;
-            Ok(LogEntry { version, text })
+            Ok(LogEntry {
+                version,
+                text,
+                feed: crate::Feed::default(),
+            })
         })
         .collect()
 }

@@ -11,8 +11,14 @@ use sqlx::sqlite::{
 use sqlx::{Connection, QueryBuilder, Sqlite};
 use tokio::sync::{oneshot, watch};
 
-use crate::rows::{column, game_record, log_entries, request_record, stored_version};
-use crate::{Applied, GameRecord, GameStore, LogEntry, NEW_GAME_SCOPE, RequestRecord, StoreError};
+use crate::list::{Dialect, Value};
+use crate::rows::{
+    column, feed_row, game_record, log_entries, match_row, request_record, stored_version,
+};
+use crate::{
+    Applied, Feed, FeedBounds, FeedPosition, FeedRow, GameRecord, GameStore, LogEntry, MatchQuery,
+    MatchRow, NEW_GAME_SCOPE, RequestRecord, StoreError,
+};
 
 mod writer;
 
@@ -242,7 +248,9 @@ impl GameStore for SqliteStore {
     async fn load(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT game_id, variant, variant_version, options, version, state, white_token_hash, black_token_hash, start_board, \
-             CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END AS finished, deadline_at FROM games WHERE game_id = ?",
+             CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END AS finished, deadline_at, \
+             labels, white_player, black_player, owner, to_act, abandoned, created_us, updated_us \
+             FROM games WHERE game_id = ?",
         )
         .bind(game_id)
         .fetch_optional(&self.readers)
@@ -431,9 +439,33 @@ impl GameStore for SqliteStore {
     /// writer's thread keeps to the actions. Its first statement writes,
     /// so the transaction takes the write lock at once (waiting for the
     /// writer's commit, if one is under way).
-    async fn remove_finished(&self, game_id: &str) -> Result<bool, StoreError> {
+    async fn remove_finished(&self, game_id: &str, feed: &Feed) -> Result<bool, StoreError> {
         let mut connection = SqliteConnection::connect_with(&self.options).await?;
         let mut transaction = connection.begin().await?;
+        // The removal's feed row and the match's words for the rows before
+        // it, written first (the write lock is taken at once), kept only
+        // if the match is removed below.
+        let now_ms = writer::unix_millis(SystemTime::now());
+        sqlx::query(
+            "INSERT INTO removed_matches (game_id, variant, labels, white_player, black_player, owner, removed_ms) \
+             SELECT game_id, variant, labels, white_player, black_player, owner, ?2 FROM games \
+             WHERE game_id = ?1 AND finished_at IS NOT NULL \
+             ON CONFLICT (game_id) DO NOTHING",
+        )
+        .bind(game_id)
+        .bind(now_ms)
+        .execute(&mut *transaction)
+        .await?;
+        sqlx::query(
+            "INSERT INTO feed (game_id, version, at_ms, kinds, detail) \
+             SELECT game_id, version, ?2, ?3, ?4 FROM games WHERE game_id = ?1 AND finished_at IS NOT NULL",
+        )
+        .bind(game_id)
+        .bind(now_ms)
+        .bind(i64::from(feed.kinds))
+        .bind((!feed.detail.is_empty()).then_some(feed.detail.as_slice()))
+        .execute(&mut *transaction)
+        .await?;
         const ENDED: &str =
             "EXISTS (SELECT 1 FROM games WHERE game_id = ?1 AND finished_at IS NOT NULL)";
         for statement in [
@@ -458,6 +490,118 @@ impl GameStore for SqliteStore {
         transaction.commit().await?;
         connection.close().await?;
         Ok(removed == 1)
+    }
+
+    async fn list_matches(&self, query: &MatchQuery) -> Result<Vec<MatchRow>, StoreError> {
+        let statement = crate::list::statement(query, Dialect::Sqlite);
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(statement.sql));
+        for value in statement.values {
+            q = match value {
+                Value::Int(n) => q.bind(n),
+                Value::Text(t) => q.bind(t),
+            };
+        }
+        let rows = q.fetch_all(&self.readers).await?;
+        rows.iter().map(match_row).collect()
+    }
+
+    /// One writer commits, in `seq` order, and a reader sees only
+    /// committed rows: every row after a place is read in order.
+    async fn feed_after(
+        &self,
+        after: FeedPosition,
+        kinds: u32,
+        with_log: bool,
+        limit: u32,
+    ) -> Result<Vec<FeedRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT f.seq, f.game_id, f.version, f.at_ms, f.kinds, f.detail, \
+             COALESCE(g.variant, r.variant) AS variant, COALESCE(g.labels, r.labels) AS labels, \
+             COALESCE(g.white_player, r.white_player) AS white_player, \
+             COALESCE(g.black_player, r.black_player) AS black_player, \
+             COALESCE(g.owner, r.owner) AS owner, \
+             CASE WHEN ?4 THEN (SELECT e.events FROM game_events e \
+                                WHERE e.game_id = f.game_id AND e.version = f.version) END AS log \
+             FROM feed f LEFT JOIN games g ON g.game_id = f.game_id \
+             LEFT JOIN removed_matches r ON r.game_id = f.game_id \
+             WHERE f.seq > ?1 AND (f.kinds & ?2) <> 0 ORDER BY f.seq LIMIT ?3",
+        )
+        .bind(after.seq.min(i64::MAX as u64) as i64)
+        .bind(i64::from(kinds))
+        .bind(i64::from(limit))
+        .bind(with_log)
+        .fetch_all(&self.readers)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let seq: i64 = column(row, "seq", "a feed row")?;
+                feed_row(
+                    row,
+                    FeedPosition {
+                        tx: 0,
+                        seq: seq.max(0) as u64,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    async fn feed_bounds(&self) -> Result<FeedBounds, StoreError> {
+        let head: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM feed")
+            .fetch_one(&self.readers)
+            .await?;
+        let trimmed = self.setting(crate::FEED_TRIMMED).await?;
+        Ok(FeedBounds {
+            trimmed: trimmed
+                .as_deref()
+                .map(crate::decode_position)
+                .transpose()?
+                .unwrap_or_default(),
+            head: FeedPosition {
+                tx: 0,
+                seq: head.unwrap_or(0).max(0) as u64,
+            },
+        })
+    }
+
+    /// On a connection of its own, as the removal of matches; the newest
+    /// place trimmed is recorded with the rows' removal.
+    async fn trim_feed(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let before = before_ms.min(i64::MAX as u64) as i64;
+        let mut connection = SqliteConnection::connect_with(&self.options).await?;
+        let mut transaction = connection.begin().await?;
+        let last: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM feed WHERE at_ms < ?")
+            .bind(before)
+            .fetch_one(&mut *transaction)
+            .await?;
+        let Some(last) = last else {
+            transaction.rollback().await?;
+            return Ok(0);
+        };
+        let removed = sqlx::query("DELETE FROM feed WHERE seq <= ?")
+            .bind(last)
+            .execute(&mut *transaction)
+            .await?
+            .rows_affected();
+        sqlx::query("DELETE FROM removed_matches WHERE removed_ms < ?")
+            .bind(before)
+            .execute(&mut *transaction)
+            .await?;
+        let trimmed = crate::encode_position(FeedPosition {
+            tx: 0,
+            seq: last.max(0) as u64,
+        });
+        sqlx::query(
+            "INSERT INTO settings (name, value) VALUES (?, ?) \
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        )
+        .bind(crate::FEED_TRIMMED)
+        .bind(trimmed)
+        .execute(&mut *transaction)
+        .await?;
+        transaction.commit().await?;
+        connection.close().await?;
+        Ok(removed)
     }
 }
 

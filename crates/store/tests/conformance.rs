@@ -27,8 +27,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use bg_store::{
-    Answer, Applied, Change, Durability, GameRecord, GameStore, LogEntry, NEW_GAME_SCOPE, PgStore,
-    RequestRecord, SqliteStore, StoreError, action_scope,
+    Answer, Applied, Change, Durability, Feed, FeedPosition, GameRecord, GameStore, LogEntry,
+    MatchIndex, MatchOrder, MatchQuery, MatchState, NEW_GAME_SCOPE, PgStore, RequestRecord,
+    SqliteStore, StoreError, action_scope,
 };
 use bg_tests::postgres::PgCluster;
 use sqlx::Connection;
@@ -355,6 +356,7 @@ fn game(id: &str, version: u64, state: &str) -> GameRecord {
         start_board: None,
         finished: false,
         deadline_ms: None,
+        index: Default::default(),
     }
 }
 
@@ -364,6 +366,7 @@ fn entry(version: u64) -> LogEntry {
     LogEntry {
         version,
         text: format!(r#"[{{"version":{version},"kind":"moved"}}]"#),
+        feed: Default::default(),
     }
 }
 
@@ -411,6 +414,7 @@ async fn a_game_reads_back_as_written<B: Backend>(place: &B) {
         start_board: Some(r#"{"points":[2,0,0,0,0,-5]}"#.into()),
         finished: false,
         deadline_ms: None,
+        index: MatchIndex::default(),
     };
     store.create(&written, &entry(1), None).await.unwrap();
     assert_eq!(store.load("g-ü").await.unwrap(), Some(written.clone()));
@@ -521,12 +525,12 @@ async fn a_match_that_ended_is_listed_and_removed_whole<B: Backend>(place: &B) {
     assert_eq!(store.finished_before(later, 1).await.unwrap().len(), 1);
 
     assert!(
-        !store.remove_finished("running").await.unwrap(),
+        !store.remove_finished("running", &removal()).await.unwrap(),
         "a running match stays"
     );
-    assert!(store.remove_finished("ended-1").await.unwrap());
+    assert!(store.remove_finished("ended-1", &removal()).await.unwrap());
     assert!(
-        !store.remove_finished("ended-1").await.unwrap(),
+        !store.remove_finished("ended-1", &removal()).await.unwrap(),
         "gone already"
     );
     assert_eq!(store.load("ended-1").await.unwrap(), None);
@@ -633,6 +637,7 @@ async fn log_entries_come_back_in_order_after_any_version<B: Backend>(place: &B)
             let logged = LogEntry {
                 version,
                 text: format!("{id} {version}"),
+                feed: Default::default(),
             };
             store
                 .commit(
@@ -653,6 +658,7 @@ async fn log_entries_come_back_in_order_after_any_version<B: Backend>(place: &B)
                 _ => LogEntry {
                     version,
                     text: format!("g {version}"),
+                    feed: Default::default(),
                 },
             })
             .collect();
@@ -916,6 +922,7 @@ async fn a_game_id_is_stored_only_once<B: Backend>(place: &B) {
             &LogEntry {
                 version: 1,
                 text: "other".into(),
+                feed: Default::default(),
             },
             Some(&request(NEW_GAME_SCOPE, "n2")),
         )
@@ -1256,6 +1263,7 @@ async fn a_corrupt_row_is_reported_for_that_game_only<B: Backend>(place: &B) {
     let unjudged = LogEntry {
         version: 1,
         text: "[1,".into(),
+        feed: Default::default(),
     };
     assert_eq!(store.log_after("g0", 0).await.unwrap(), vec![unjudged]);
     for damage in B::OWN_LOG_DAMAGE {
@@ -1550,6 +1558,7 @@ async fn a_log_entry_s_text_comes_back_byte_for_byte<B: Backend>(place: &B) {
         .map(|(n, text)| LogEntry {
             version: n as u64 + 1,
             text: text.clone(),
+            feed: Default::default(),
         })
         .collect();
     store
@@ -1712,13 +1721,29 @@ async fn a_database_made_by_the_old_migrations_reads_back_after_the_upgrade<B: B
         .await;
 
     let store = place.open().await;
-    assert_eq!(store.load("old").await.unwrap(), Some(game("old", 2, "b")));
+    let loaded = store.load("old").await.unwrap().unwrap();
+    // The fleet's index came with the upgrade: no labels, no players,
+    // its times from the row's own (after 2001).
+    assert_eq!(loaded.index.labels, "{}");
+    assert!(
+        loaded.index.created_us > 1_000_000_000_000_000,
+        "{:?}",
+        loaded.index
+    );
+    assert_eq!(
+        GameRecord {
+            index: MatchIndex::default(),
+            ..loaded
+        },
+        game("old", 2, "b")
+    );
     let logged: Vec<LogEntry> = old_log
         .iter()
         .zip(1..)
         .map(|(text, version)| LogEntry {
             version,
             text: text.to_string(),
+            feed: Default::default(),
         })
         .collect();
     assert_eq!(store.log_after("old", 0).await.unwrap(), logged);
@@ -1810,6 +1835,344 @@ conformance! {
     a_log_entry_s_text_comes_back_byte_for_byte,
     forgetting_deletes_only_old_action_ids_across_batches,
     a_database_made_by_the_old_migrations_reads_back_after_the_upgrade,
+    a_match_s_index_reads_back_and_changes_with_its_commits,
+    matches_are_listed_by_page_in_either_order_and_filtered,
+    the_feed_gives_every_commit_once_in_commit_order_with_its_match_s_words,
+    the_feed_is_trimmed_by_age_and_says_how_far,
+}
+
+// ---- The fleet: the index, lists and the feed ---------------------------------
+
+/// The feed row of a removal (any bits: the store keeps them as given).
+fn removal() -> Feed {
+    Feed {
+        kinds: 1 << 4,
+        detail: Vec::new(),
+    }
+}
+
+/// A match with its index: labels, players, owner and creation time.
+fn indexed(id: &str, created_us: i64, players: [&str; 2], owner: &str) -> GameRecord {
+    GameRecord {
+        index: MatchIndex {
+            labels: format!(r#"{{"table":"{id}"}}"#),
+            players: players.map(String::from),
+            owner: owner.into(),
+            to_act: 1,
+            abandoned: false,
+            created_us,
+            updated_us: created_us,
+        },
+        ..game(id, 1, "start")
+    }
+}
+
+/// An entry whose feed row holds these kinds and detail.
+fn fed(version: u64, kinds: u32, detail: &[u8]) -> LogEntry {
+    LogEntry {
+        feed: Feed {
+            kinds,
+            detail: detail.to_vec(),
+        },
+        ..entry(version)
+    }
+}
+
+async fn a_match_s_index_reads_back_and_changes_with_its_commits<B: Backend>(place: &B) {
+    let store = place.open().await;
+    let written = indexed("g", 1_700_000_000_123_456, ["ann", "bob"], "cert:1");
+    store.create(&written, &entry(1), None).await.unwrap();
+    assert_eq!(store.load("g").await.unwrap(), Some(written.clone()));
+    let mut next = GameRecord {
+        version: 2,
+        finished: true,
+        ..written.clone()
+    };
+    next.index.to_act = 0;
+    next.index.abandoned = true;
+    next.index.updated_us += 5;
+    // Labels, players, owner and creation are written once: a commit
+    // that says otherwise changes none of them.
+    next.index.labels = "{}".into();
+    store.commit(&next, 1, &entry(2), None).await.unwrap();
+    let read = store.load("g").await.unwrap().unwrap();
+    assert_eq!(read.index.to_act, 0);
+    assert!(read.index.abandoned);
+    assert_eq!(read.index.updated_us, written.index.updated_us + 5);
+    assert_eq!(read.index.labels, written.index.labels);
+    assert_eq!(read.index.created_us, written.index.created_us);
+}
+
+async fn matches_are_listed_by_page_in_either_order_and_filtered<B: Backend>(place: &B) {
+    let store = place.open().await;
+    // Two matches share a creation time: the game id orders them.
+    let made = [
+        indexed("a", 10, ["p1", "p2"], "o1"),
+        indexed("b", 20, ["p2", "p3"], "o1"),
+        indexed("c", 20, ["p3", "p1"], "o2"),
+        indexed("d", 30, ["", ""], "o1"),
+    ];
+    for g in &made {
+        store.create(g, &entry(1), None).await.unwrap();
+    }
+    let ids =
+        |rows: &[bg_store::MatchRow]| rows.iter().map(|r| r.game_id.clone()).collect::<Vec<_>>();
+    // Pages of two, ascending then descending, each after the last key.
+    for (descending, expected) in [(false, ["a", "b", "c", "d"]), (true, ["d", "c", "b", "a"])] {
+        let mut query = MatchQuery {
+            descending,
+            limit: 2,
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        loop {
+            let page = store.list_matches(&query).await.unwrap();
+            let Some(last) = page.last() else { break };
+            query.after = Some((last.index.created_us, last.game_id.clone()));
+            seen.extend(ids(&page));
+        }
+        assert_eq!(seen, expected, "descending {descending}");
+    }
+    let all = |q: MatchQuery| {
+        let store = store.clone();
+        async move {
+            ids(&store
+                .list_matches(&MatchQuery { limit: 100, ..q })
+                .await
+                .unwrap())
+        }
+    };
+    assert_eq!(
+        all(MatchQuery {
+            player: Some("p1".into()),
+            ..Default::default()
+        })
+        .await,
+        ["a", "c"]
+    );
+    // White is to act in every match here: p3 is white only in c.
+    assert_eq!(
+        all(MatchQuery {
+            to_act_player: Some("p3".into()),
+            ..Default::default()
+        })
+        .await,
+        ["c"]
+    );
+    assert_eq!(
+        all(MatchQuery {
+            owner: Some("o2".into()),
+            ..Default::default()
+        })
+        .await,
+        ["c"]
+    );
+    assert_eq!(
+        all(MatchQuery {
+            created: (Some(20), Some(30)),
+            ..Default::default()
+        })
+        .await,
+        ["b", "c"]
+    );
+    assert_eq!(
+        all(MatchQuery {
+            variants: vec!["plakoto".into()],
+            ..Default::default()
+        })
+        .await,
+        Vec::<String>::new()
+    );
+    // States: one ends, one is abandoned.
+    let mut ended = GameRecord {
+        version: 2,
+        finished: true,
+        ..made[0].clone()
+    };
+    ended.index.to_act = 0;
+    store.commit(&ended, 1, &entry(2), None).await.unwrap();
+    let mut left = GameRecord {
+        version: 2,
+        finished: true,
+        ..made[1].clone()
+    };
+    left.index.abandoned = true;
+    store.commit(&left, 1, &entry(2), None).await.unwrap();
+    assert_eq!(
+        all(MatchQuery {
+            states: vec![MatchState::InProgress],
+            ..Default::default()
+        })
+        .await,
+        ["c", "d"]
+    );
+    assert_eq!(
+        all(MatchQuery {
+            states: vec![MatchState::Finished],
+            ..Default::default()
+        })
+        .await,
+        ["a"]
+    );
+    assert_eq!(
+        all(MatchQuery {
+            states: vec![MatchState::Abandoned],
+            ..Default::default()
+        })
+        .await,
+        ["b"]
+    );
+    // By update: the matches changed last come last.
+    assert_eq!(
+        all(MatchQuery {
+            order: MatchOrder::Updated,
+            ..Default::default()
+        })
+        .await,
+        ["a", "b", "c", "d"]
+    );
+    let listed = store
+        .list_matches(&MatchQuery {
+            limit: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed[0].index, ended.index);
+    assert!(listed[0].finished);
+}
+
+async fn the_feed_gives_every_commit_once_in_commit_order_with_its_match_s_words<B: Backend>(
+    place: &B,
+) {
+    let store = place.open().await;
+    let start = store.feed_bounds().await.unwrap();
+    assert_eq!(start.head, FeedPosition::default(), "an empty feed");
+    store
+        .create(&indexed("x", 1, ["ann", ""], "o"), &fed(1, 0b10, b""), None)
+        .await
+        .unwrap();
+    store
+        .create(&indexed("y", 2, ["", "bob"], ""), &fed(1, 0b10, b""), None)
+        .await
+        .unwrap();
+    let moved = GameRecord {
+        version: 2,
+        ..indexed("x", 1, ["ann", ""], "o")
+    };
+    store
+        .commit(&moved, 1, &fed(2, 0b100010, b"{\"results\":[]}"), None)
+        .await
+        .unwrap();
+    let rows = settled(&store, 3, true).await;
+    let seen: Vec<(String, u64)> = rows
+        .iter()
+        .map(|r| (r.game_id.clone(), r.version))
+        .collect();
+    assert_eq!(seen, [("x".into(), 1), ("y".into(), 1), ("x".into(), 2)]);
+    assert!(rows.windows(2).all(|w| w[0].position < w[1].position));
+    assert_eq!(rows[2].kinds, 0b100010);
+    assert_eq!(rows[2].detail, b"{\"results\":[]}");
+    assert_eq!(rows[2].log.as_deref(), Some(entry(2).text.as_str()));
+    assert_eq!(rows[0].variant.as_deref(), Some("standard"));
+    assert_eq!(rows[0].players, ["ann".to_string(), String::new()]);
+    assert_eq!(rows[0].owner, "o");
+    assert_eq!(rows[1].labels, r#"{"table":"y"}"#);
+    // After a place, only what follows; by kind, only those.
+    let after = store
+        .feed_after(rows[0].position, u32::MAX, false, 100)
+        .await
+        .unwrap();
+    assert_eq!(after.len(), 2);
+    assert_eq!(after[1].log, None, "no log unless asked");
+    let actions = store
+        .feed_after(FeedPosition::default(), 0b100000, false, 100)
+        .await
+        .unwrap();
+    assert_eq!(actions.len(), 1);
+    assert_eq!(store.feed_bounds().await.unwrap().head, rows[2].position);
+    // A match removed keeps its words in the feed, with its removal.
+    let ended = GameRecord {
+        version: 3,
+        finished: true,
+        ..moved
+    };
+    store
+        .commit(&ended, 2, &fed(3, 0b100000, b""), None)
+        .await
+        .unwrap();
+    assert!(store.remove_finished("x", &removal()).await.unwrap());
+    let rows = settled(&store, 5, true).await;
+    let removed = rows.last().unwrap();
+    assert_eq!(
+        (removed.game_id.as_str(), removed.version, removed.kinds),
+        ("x", 3, 1 << 4)
+    );
+    for row in rows.iter().filter(|r| r.game_id == "x") {
+        assert_eq!(row.variant.as_deref(), Some("standard"), "{row:?}");
+        assert_eq!(row.players[0], "ann");
+        assert_eq!(row.owner, "o");
+        assert_eq!(row.log, None, "the log went with the match");
+    }
+}
+
+/// The feed's rows once every commit made is readable: on PostgreSQL a
+/// row waits for every older transaction of the cluster to end (those
+/// of the other tests' databases too), which under load takes a moment.
+async fn settled<S: GameStore>(store: &S, count: usize, with_log: bool) -> Vec<bg_store::FeedRow> {
+    within(Duration::from_secs(10), "the feed's rows", async {
+        loop {
+            let rows = store
+                .feed_after(FeedPosition::default(), u32::MAX, with_log, 100)
+                .await
+                .unwrap();
+            assert!(rows.len() <= count, "{rows:?}");
+            if rows.len() == count {
+                return rows;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+async fn the_feed_is_trimmed_by_age_and_says_how_far<B: Backend>(place: &B) {
+    let store = place.open().await;
+    store
+        .create(&indexed("old", 1, ["", ""], ""), &fed(1, 0b10, b""), None)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let cut = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    store
+        .create(&indexed("new", 2, ["", ""], ""), &fed(1, 0b10, b""), None)
+        .await
+        .unwrap();
+    let rows = settled(&store, 2, false).await;
+    assert_eq!(rows.len(), 2);
+    assert_eq!(store.trim_feed(cut).await.unwrap(), 1);
+    let bounds = store.feed_bounds().await.unwrap();
+    assert_eq!(bounds.trimmed, rows[0].position);
+    assert_eq!(bounds.head, rows[1].position);
+    let left = store
+        .feed_after(FeedPosition::default(), u32::MAX, false, 100)
+        .await
+        .unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].game_id, "new");
+    assert_eq!(
+        store.trim_feed(cut).await.unwrap(),
+        0,
+        "nothing more that old"
+    );
+    // Kept across a reopening.
+    drop(store);
+    let store = place.open().await;
+    assert_eq!(store.feed_bounds().await.unwrap().trimmed, rows[0].position);
 }
 
 // ---- Notices ---------------------------------------------------------------

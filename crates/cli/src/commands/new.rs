@@ -113,6 +113,24 @@ pub struct Args {
     /// loser; the winner in Plakoto).
     #[arg(long, value_enum)]
     pub first_move: Option<FirstMoveArg>,
+    /// A label of the site's on the match, `key=value` (repeatable): kept
+    /// with it, shown with it, listed and followed by it (`bgctl
+    /// matches --selector`).
+    #[arg(long = "label")]
+    pub labels: Vec<String>,
+    /// The site's id of a seat's player, `white=ID` or `black=ID`
+    /// (repeatable).
+    #[arg(long = "player", value_parser = parse_player)]
+    pub players: Vec<(pb::Seat, String)>,
+}
+
+/// `SEAT=ID`.
+fn parse_player(text: &str) -> Result<(pb::Seat, String), String> {
+    match text.split_once('=') {
+        Some(("white", id)) => Ok((pb::Seat::White, id.to_string())),
+        Some(("black", id)) => Ok((pb::Seat::Black, id.to_string())),
+        _ => Err(format!("`{text}`: give `white=ID` or `black=ID`")),
+    }
 }
 
 /// `SEAT[:LEVEL]`.
@@ -152,7 +170,16 @@ async fn new(o: &mut Online, args: Args) -> Result<()> {
         bot,
         hints,
         first_move,
+        labels,
+        players,
     } = args;
+    let mut named = pb::Players::default();
+    for (seat, id) in players {
+        match seat {
+            pb::Seat::White => named.white = id,
+            _ => named.black = id,
+        }
+    }
     let clock = clock.map(|clock| pb::ClockSettings {
         on_timeout: match on_timeout {
             Some(OnTimeoutArg::Game) => pb::OnTimeout::Game,
@@ -209,6 +236,10 @@ async fn new(o: &mut Online, args: Args) -> Result<()> {
         white_seed,
         black_seed,
         bots: bot.into_iter().collect(),
+        labels: parse::parse_pairs("--label", &labels)?
+            .into_iter()
+            .collect(),
+        players: (!named.white.is_empty() || !named.black.is_empty()).then_some(named),
     };
     let response = o
         .client

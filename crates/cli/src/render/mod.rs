@@ -5,6 +5,7 @@
 
 mod board;
 mod clock;
+mod fleet;
 mod scoreboard;
 mod settings;
 pub mod words;
@@ -12,6 +13,7 @@ pub mod words;
 use bg_api::v1 as pb;
 
 pub use board::{render, render_after};
+pub use fleet::{match_event, summary};
 pub use settings::in_effect;
 
 /// A seat as players name it (`-` for none).

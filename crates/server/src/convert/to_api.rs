@@ -59,7 +59,7 @@ pub fn clock(c: &Clock, now_ms: u64) -> pb::Clock {
 }
 
 /// A protobuf Timestamp of milliseconds since the Unix epoch.
-fn timestamp(ms: u64) -> prost_types::Timestamp {
+pub fn timestamp(ms: u64) -> prost_types::Timestamp {
     prost_types::Timestamp {
         seconds: (ms / 1000).min(i64::MAX as u64) as i64,
         nanos: ((ms % 1000) * 1_000_000) as i32,
@@ -238,11 +238,59 @@ pub struct GameMeta<'a> {
     /// The time of the answer (ms since the epoch): what the clock shows
     /// is as of then.
     pub now_ms: u64,
+    /// What lists read: the site's words, the times, where it stands.
+    pub index: &'a bg_store::MatchIndex,
 }
 
 /// The game as clients see it, with only the fields asked for (the
 /// others are left at their defaults, and not worked out at all).
 pub fn game(
+    meta: &GameMeta<'_>,
+    m: &Match,
+    board_now: &Board,
+    legal: &[LegalPlay],
+    fields: &Fields,
+) -> pb::Game {
+    let mut game = game_parts(meta, m, board_now, legal, fields);
+    index(&mut game, meta.index, m.phase == Phase::MatchOver, fields);
+    game
+}
+
+/// The fields of a match that its index holds (what lists show without
+/// reading the match): labels, players, times, state.
+pub fn index(game: &mut pb::Game, index: &bg_store::MatchIndex, over: bool, fields: &Fields) {
+    let has = |field| fields.has(field);
+    if has(F::Labels) {
+        game.labels = crate::fleet::feed::labels_of(&index.labels)
+            .into_iter()
+            .collect();
+    }
+    if has(F::Players) && index.players.iter().any(|p| !p.is_empty()) {
+        game.players = Some(pb::Players {
+            white: index.players[0].clone(),
+            black: index.players[1].clone(),
+        });
+    }
+    let micros = |us: i64| prost_types::Timestamp {
+        seconds: us.div_euclid(1_000_000),
+        nanos: (us.rem_euclid(1_000_000) * 1000) as i32,
+    };
+    if has(F::CreatedAt) && index.created_us > 0 {
+        game.created_at = Some(micros(index.created_us));
+    }
+    if has(F::UpdatedAt) && index.updated_us > 0 {
+        game.updated_at = Some(micros(index.updated_us));
+    }
+    if has(F::State) {
+        game.state = match (over, index.abandoned) {
+            (false, _) => pb::MatchState::InProgress,
+            (true, false) => pb::MatchState::Finished,
+            (true, true) => pb::MatchState::Abandoned,
+        } as i32;
+    }
+}
+
+fn game_parts(
     meta: &GameMeta<'_>,
     m: &Match,
     board_now: &Board,
@@ -353,6 +401,12 @@ pub fn game(
         last_roll: when(has(F::LastRoll), || m.pending_win.is_some()),
         // Filled by the caller, which asks the variant.
         scoreboard: None,
+        // Filled by `index`.
+        labels: Default::default(),
+        players: None,
+        created_at: None,
+        updated_at: None,
+        state: 0,
     }
 }
 
@@ -409,6 +463,11 @@ pub fn keep_only(game: &mut pb::Game, fields: &Fields) {
         clock: when(keep(F::Clock), || whole.clock),
         bots: when(keep(F::Bots), || whole.bots),
         geometry: when(keep(F::Geometry), || whole.geometry),
+        labels: when(keep(F::Labels), || whole.labels),
+        players: when(keep(F::Players), || whole.players),
+        created_at: when(keep(F::CreatedAt), || whole.created_at),
+        updated_at: when(keep(F::UpdatedAt), || whole.updated_at),
+        state: when(keep(F::State), || whole.state),
     };
 }
 
@@ -430,7 +489,7 @@ fn crawford(m: &Match) -> i32 {
     crawford as i32
 }
 
-fn result(r: &bg_engine::game::GameResult) -> pb::GameResult {
+pub fn result(r: &bg_engine::game::GameResult) -> pb::GameResult {
     pb::GameResult {
         game_number: r.game_number,
         winner: seat_or_none(r.winner),

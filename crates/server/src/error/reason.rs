@@ -117,6 +117,11 @@ reasons! {
         "The variant has no computer player on this server (no net beside its plugin).";
     AnalysisUnavailable = "ANALYSIS_UNAVAILABLE", FailedPrecondition,
         "The match cannot be analysed (nothing to judge, or its record cannot be replayed).";
+    // The fleet: lists and the feed.
+    FleetAccessDenied = "FLEET_ACCESS_DENIED", PermissionDenied,
+        "Listing and following matches needs the operator's token or a client certificate; a seat token is refused.";
+    CursorExpired = "CURSOR_EXPIRED", FailedPrecondition,
+        "The cursor is older than the feed's window; metadata `oldest_cursor`: list again and follow from the list's cursor.";
     // Records.
     UnsupportedFormat = "UNSUPPORTED_FORMAT", FailedPrecondition,
         "The match cannot be written in this format (a variant a .mat or SGF cannot hold).";

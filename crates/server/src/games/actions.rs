@@ -356,6 +356,7 @@ impl<S: GameStore> Games<S> {
             None => tracing::info!(game_id, version = next.record.version, "time ran out"),
         }
         crate::metrics::action_committed(&next.record.variant);
+        self.wake_feeds();
         *live = next;
         // Watchers get the update; with none, it is not even built.
         if let Some(game) = whole {
@@ -448,6 +449,11 @@ fn next_version(
         snapshot::encode(&match_state, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
     record.finished = match_state.phase == Phase::MatchOver;
     record.deadline_ms = clock.and_then(|c| c.deadline_ms());
+    record.index.to_act = super::seat_index(match_state.to_act());
+    record.index.abandoned |= events
+        .iter()
+        .any(|e| matches!(e, bg_engine::game::Event::MatchAbandoned { .. }));
+    record.index.updated_us = super::now_us().max(record.index.updated_us);
     let (entry, last_events) = entry(
         record.version,
         Some((seat, command)),

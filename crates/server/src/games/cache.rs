@@ -81,6 +81,7 @@ impl Live {
             dice: self.dice.as_ref(),
             clock: self.clock.as_ref(),
             now_ms: super::now_ms(),
+            index: &self.record.index,
         }
     }
 

@@ -193,7 +193,25 @@ pub(super) fn entry(
         took_ms: timing.took_ms,
     };
     let text = serde_json::to_string(&logged).map_err(unserialisable)?;
-    Ok((LogEntry { version, text }, api))
+    let feed = crate::fleet::feed::of_commit(version, &logged.events);
+    Ok((
+        LogEntry {
+            version,
+            text,
+            feed,
+        },
+        api,
+    ))
+}
+
+/// The events a stored log entry's text shows (the fleet feed's actions).
+pub(super) fn log_api_events(version: u64, text: &str) -> Result<Vec<pb::GameEvent>, ApiError> {
+    let entry = LogEntry {
+        version,
+        text: text.to_string(),
+        feed: bg_store::Feed::default(),
+    };
+    Ok(Entry::read(&entry)?.api_events())
 }
 
 /// The move `by` made, if the first event is one.

@@ -233,6 +233,10 @@ fn json_record(
         "options": options,
         "settings": settings,
         "start_board": start_board,
+        // The site's words on the match (issue 46): its labels and its
+        // players' ids (empty: none).
+        "labels": crate::fleet::feed::labels_of(&record.index.labels),
+        "players": {"white": record.index.players[0], "black": record.index.players[1]},
         "version": record.version,
         // The match's verifiable dice (null without them): every die it
         // threw is in the actions' "dice", in order; the server seed is

@@ -21,6 +21,7 @@ mod bots;
 mod cache;
 mod events;
 mod export;
+mod fleet;
 mod guard;
 mod hints;
 mod history;
@@ -70,6 +71,13 @@ pub struct Games<S> {
     plugin_threads: guard::PluginThreads,
     /// The computer players' nets, read beside their plugins (see `bots`).
     nets: bots::Nets,
+    /// The key feed cursors and page tokens are signed with.
+    fleet_key: crate::fleet::TokenKey,
+    /// How long the feed keeps events (None: for good).
+    feed_window: Option<std::time::Duration>,
+    /// Woken at each commit seen (this server's, or another's notice):
+    /// fleet feeds read again.
+    feed_wake: Arc<tokio::sync::Notify>,
 }
 
 /// How long work calling a plugin may take by default.
@@ -121,7 +129,16 @@ impl<S: GameStore> Games<S> {
             plugin_deadline: DEFAULT_PLUGIN_DEADLINE,
             plugin_threads: guard::PluginThreads::new(),
             nets: bots::Nets::default(),
+            fleet_key: crate::fleet::TokenKey::derive(&secret),
+            feed_window: Some(crate::fleet::DEFAULT_FEED_WINDOW),
+            feed_wake: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// The feed keeps events for `window` (None: for good).
+    pub fn with_feed_window(mut self, window: Option<std::time::Duration>) -> Games<S> {
+        self.feed_window = window;
+        self
     }
 
     /// The net of `live`'s variant when the service plays one of its
@@ -164,6 +181,23 @@ pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis().min(u128::from(u64::MAX)) as u64)
+}
+
+/// Now, in microseconds since the Unix epoch: the times lists order
+/// matches by.
+pub(super) fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros().min(i64::MAX as u128) as i64)
+}
+
+/// A seat as the index keeps it: 0 none, 1 white, 2 black.
+pub(super) fn seat_index(seat: Option<bg_engine::Seat>) -> u8 {
+    match seat {
+        None => 0,
+        Some(bg_engine::Seat::White) => 1,
+        Some(bg_engine::Seat::Black) => 2,
+    }
 }
 
 /// Where a match's dice come from: its verifiable sequence, or the

@@ -39,9 +39,17 @@ impl<S: GameStore> Games<S> {
         // The options map encodes in no fixed order: digest it sorted.
         let mut canonical = request.clone();
         canonical.options.clear();
+        canonical.labels.clear();
         let mut fingerprint = fingerprint("NewGame", &canonical);
         let sorted: BTreeMap<&String, &String> = request.options.iter().collect();
         fingerprint.extend(Sha256::digest(format!("{sorted:?}").as_bytes()));
+        if !request.labels.is_empty() {
+            // Labels too encode in no fixed order (and were not part of
+            // the digest before they existed: a request without them
+            // digests as it did).
+            let sorted: BTreeMap<&String, &String> = request.labels.iter().collect();
+            fingerprint.extend(Sha256::digest(format!("labels {sorted:?}").as_bytes()));
+        }
         if !request.request_id.is_empty()
             && let Some(previous) = self
                 .store
@@ -67,6 +75,8 @@ impl<S: GameStore> Games<S> {
                 ),
             )
         })?;
+        let labels = crate::fleet::labels::checked_labels(&request.labels)?;
+        let players = crate::fleet::labels::checked_players(request.players.as_ref())?;
         let mut settings = convert::from_api::settings(request.settings.as_ref())?;
         let options: BTreeMap<String, String> = request
             .options
@@ -176,6 +186,15 @@ impl<S: GameStore> Games<S> {
             .map_err(unserialisable)?,
             finished: game.phase == bg_engine::game::Phase::MatchOver,
             deadline_ms: None,
+            index: bg_store::MatchIndex {
+                labels: serde_json::to_string(&labels).map_err(unserialisable)?,
+                players,
+                owner: caller.unwrap_or("").to_string(),
+                to_act: super::seat_index(game.to_act()),
+                abandoned: false,
+                created_us: super::now_us(),
+                updated_us: 0,
+            },
         };
         // The clock starts for the seat the new game waits for.
         let clock = clock.map(|mut clock| {
@@ -183,6 +202,7 @@ impl<S: GameStore> Games<S> {
             clock
         });
         let mut record = record;
+        record.index.updated_us = record.index.created_us;
         record.deadline_ms = clock.and_then(|c| c.deadline_ms());
         record.state =
             snapshot::encode(&game, fair.as_ref(), clock.as_ref()).map_err(unserialisable)?;
@@ -218,7 +238,10 @@ impl<S: GameStore> Games<S> {
             .create(&live.record, &entry, request_record.as_ref())
             .await
         {
-            Ok(()) => crate::metrics::action_committed(&live.record.variant),
+            Ok(()) => {
+                crate::metrics::action_committed(&live.record.variant);
+                self.wake_feeds();
+            }
             Err(StoreError::Duplicate) if request_record.is_some() => {
                 // The same request id won a race: answer as it did.
                 let previous = self

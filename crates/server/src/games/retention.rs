@@ -39,11 +39,12 @@ impl<S: GameStore> Games<S> {
                 }
                 if self
                     .store
-                    .remove_finished(game_id)
+                    .remove_finished(game_id, &crate::fleet::feed::of_removal())
                     .await
                     .map_err(ApiError::store)?
                 {
                     removed += 1;
+                    self.wake_feeds();
                 }
                 self.forget_unknown(game_id);
             }

@@ -62,6 +62,8 @@ impl<S: GameStore> Games<S> {
                 _ = every.tick() => Ok(Change::Resync),
                 _ = stop.changed() => return,
             };
+            // Another server's commit: the fleet feeds read again.
+            self.feed_changed();
             match change {
                 Ok(Change::Game { game_id, .. }) => self.refresh_watched(game_id),
                 Ok(Change::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {

@@ -38,6 +38,7 @@ pub(super) fn game(id: &str, version: u64, state: &str) -> GameRecord {
         start_board: None,
         finished: false,
         deadline_ms: None,
+        index: Default::default(),
     }
 }
 
@@ -46,6 +47,7 @@ pub(super) fn entry(version: u64) -> LogEntry {
     LogEntry {
         version,
         text: format!("action {version}"),
+        feed: Default::default(),
     }
 }
 

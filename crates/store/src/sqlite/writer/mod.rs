@@ -37,6 +37,7 @@ mod tests;
 use checkpoint::*;
 use request_ids::*;
 pub(super) use request_ids::{RequestRow, split_scope};
+pub(super) use statements::unix_millis;
 use statements::*;
 
 /// The most writes grouped into one transaction.

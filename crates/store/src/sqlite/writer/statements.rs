@@ -39,6 +39,7 @@ pub(super) fn statements(
             }
         };
         let game_id = game.game_id.as_str();
+        insert_feed_row(connection, game_id, entry.version, &entry.feed, now)?;
         let logged = request
             .as_ref()
             .and_then(|request| Some((request, request.logged.as_deref()?)));
@@ -66,8 +67,9 @@ pub(super) fn insert_game(
     connection
         .prepare_cached(
             "INSERT OR FAIL INTO games (game_id, variant, variant_version, options, version, state, \
-             white_token_hash, black_token_hash, start_board, finished_at, deadline_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             white_token_hash, black_token_hash, start_board, finished_at, deadline_at, \
+             labels, white_player, black_player, owner, to_act, abandoned, created_us, updated_us) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )?
         .execute(params![
             game.game_id,
@@ -81,8 +83,45 @@ pub(super) fn insert_game(
             game.start_board,
             finished_at(game, now),
             deadline_at(game),
+            game.index.labels,
+            game.index.players[0],
+            game.index.players[1],
+            game.index.owner,
+            game.index.to_act,
+            game.index.abandoned,
+            game.index.created_us,
+            game.index.updated_us,
         ])?;
     Ok(())
+}
+
+/// The commit's row of the feed: its place is its `seq`, given in commit
+/// order (this writer is the only one).
+pub(super) fn insert_feed_row(
+    connection: &Connection,
+    game_id: &str,
+    version: u64,
+    feed: &crate::Feed,
+    now: SystemTime,
+) -> Result<(), Stop> {
+    connection
+        .prepare_cached(
+            "INSERT OR FAIL INTO feed (game_id, version, at_ms, kinds, detail) VALUES (?, ?, ?, ?, ?)",
+        )?
+        .execute(params![
+            game_id,
+            version as i64,
+            unix_millis(now),
+            i64::from(feed.kinds),
+            (!feed.detail.is_empty()).then_some(feed.detail.as_slice()),
+        ])?;
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn unix_millis(at: SystemTime) -> i64 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().min(i64::MAX as u128) as i64)
 }
 
 /// When the running seat's time runs out (ms since the epoch; NULL: no
@@ -107,13 +146,17 @@ pub(super) fn update_game(
     let updated = connection
         .prepare_cached(
             "UPDATE OR FAIL games SET version = ?, state = ?, updated_at = CURRENT_TIMESTAMP, \
-             finished_at = ?, deadline_at = ? WHERE game_id = ? AND version = ?",
+             finished_at = ?, deadline_at = ?, to_act = ?, abandoned = ?, updated_us = ? \
+             WHERE game_id = ? AND version = ?",
         )?
         .execute(params![
             game.version as i64,
             game.state,
             finished_at(game, now),
             deadline_at(game),
+            game.index.to_act,
+            game.index.abandoned,
+            game.index.updated_us,
             game.game_id,
             expected as i64
         ])?;

@@ -1,0 +1,293 @@
+//! What the feed records of a commit, and the events a client reads back.
+//!
+//! Each commit writes one feed row: the kinds of event it holds (a bit
+//! each, [`bit`]) and, for the kinds with a detail (a game's result, the
+//! match's end), that detail as JSON. A row reads back as its events in a
+//! fixed order, numbered from 0: the creation (version 1), the action
+//! (later versions) or the removal, then each game that ended, then the
+//! match's end. An event's id and cursor name its row and number, so they
+//! are the same on every replica and every reading.
+
+use std::collections::BTreeMap;
+
+use bg_api::v1 as pb;
+use bg_engine::Seat;
+use bg_engine::game::{EndReason, Event, GameResult};
+use bg_store::{Feed, FeedRow};
+use serde::{Deserialize, Serialize};
+
+use super::tokens::{Cursor, TokenKey};
+use crate::convert;
+
+/// The bit of a kind in a feed row's `kinds`.
+pub const fn bit(kind: pb::MatchEventKind) -> u32 {
+    1 << (kind as u32)
+}
+
+/// Every kind but ACTION: what a feed sends unless asked otherwise.
+pub const DEFAULT_KINDS: u32 = bit(pb::MatchEventKind::Created)
+    | bit(pb::MatchEventKind::GameEnded)
+    | bit(pb::MatchEventKind::MatchEnded)
+    | bit(pb::MatchEventKind::Removed);
+
+/// The detail a row keeps for its game results and the match's end.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Detail {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    results: Vec<Ended>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    end: Option<End>,
+}
+
+/// A game's result, with the match's score after it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Ended {
+    result: GameResult,
+    score: [u32; 2],
+}
+
+/// The match's end.
+#[derive(Debug, Serialize, Deserialize)]
+struct End {
+    winner: Option<Seat>,
+    score: [u32; 2],
+    /// "points", "resignation", "time" or "abandonment".
+    reason: String,
+}
+
+/// The feed row of the commit that made `version` with `events`.
+pub fn of_commit(version: u64, events: &[Event]) -> Feed {
+    let mut kinds = if version <= 1 {
+        bit(pb::MatchEventKind::Created)
+    } else {
+        bit(pb::MatchEventKind::Action)
+    };
+    let mut detail = Detail::default();
+    let mut last_reason = None;
+    for e in events {
+        match e {
+            Event::GameEnded { result, score } => {
+                kinds |= bit(pb::MatchEventKind::GameEnded);
+                last_reason = Some(result.reason);
+                detail.results.push(Ended {
+                    result: result.clone(),
+                    score: *score,
+                });
+            }
+            Event::MatchEnded { winner, score } => {
+                kinds |= bit(pb::MatchEventKind::MatchEnded);
+                let why = if events
+                    .iter()
+                    .any(|e| matches!(e, Event::MatchAbandoned { .. }))
+                {
+                    "abandonment"
+                } else if events
+                    .iter()
+                    .any(|e| matches!(e, Event::TimeExpired { .. }))
+                {
+                    "time"
+                } else if last_reason == Some(EndReason::Resigned) {
+                    "resignation"
+                } else {
+                    "points"
+                };
+                detail.end = Some(End {
+                    winner: *winner,
+                    score: *score,
+                    reason: why.to_string(),
+                });
+            }
+            _ => {}
+        }
+    }
+    let detail = if detail.results.is_empty() && detail.end.is_none() {
+        Vec::new()
+    } else {
+        // A struct of plain fields: serialising it cannot fail.
+        serde_json::to_vec(&detail).unwrap_or_default()
+    };
+    Feed { kinds, detail }
+}
+
+/// The feed row of a match's removal by retention.
+pub fn of_removal() -> Feed {
+    Feed {
+        kinds: bit(pb::MatchEventKind::Removed),
+        detail: Vec::new(),
+    }
+}
+
+/// The labels of a row (its match's, as stored: a JSON object).
+pub fn labels_of(json: &str) -> BTreeMap<String, String> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+/// A row's events, numbered, each with its cursor (`log_events`: the
+/// action's events, read from its log entry when asked for).
+pub fn events(
+    row: &FeedRow,
+    key: &TokenKey,
+    log_events: Vec<pb::GameEvent>,
+) -> Vec<(u32, pb::MatchEvent)> {
+    let detail: Detail = if row.detail.is_empty() {
+        Detail::default()
+    } else {
+        // A detail this server cannot read is shown as none (the events
+        // still come, with their kinds).
+        serde_json::from_slice(&row.detail).unwrap_or_else(|e| {
+            tracing::warn!(game_id = %row.game_id, version = row.version, error = %e, "a feed row's detail is unreadable");
+            Detail::default()
+        })
+    };
+    let has = |kind| row.kinds & bit(kind) != 0;
+    let labels: std::collections::HashMap<String, String> =
+        labels_of(&row.labels).into_iter().collect();
+    let base = |n: u32, kind: pb::MatchEventKind| pb::MatchEvent {
+        event_id: format!("{}/{}/{n}", row.game_id, row.version),
+        cursor: Cursor {
+            position: row.position,
+            event: n,
+        }
+        .encode(key),
+        kind: kind as i32,
+        game_id: row.game_id.clone(),
+        version: row.version,
+        time: Some(convert::to_api::timestamp(row.at_ms)),
+        variant: row.variant.clone().unwrap_or_default(),
+        labels: labels.clone(),
+        players: Some(pb::Players {
+            white: row.players[0].clone(),
+            black: row.players[1].clone(),
+        }),
+        detail: None,
+    };
+    let mut out = Vec::new();
+    let mut n = 0;
+    if has(pb::MatchEventKind::Removed) {
+        out.push((n, base(n, pb::MatchEventKind::Removed)));
+        n += 1;
+    } else if has(pb::MatchEventKind::Created) {
+        out.push((n, base(n, pb::MatchEventKind::Created)));
+        n += 1;
+    } else if has(pb::MatchEventKind::Action) {
+        let mut e = base(n, pb::MatchEventKind::Action);
+        e.detail = Some(pb::match_event::Detail::Action(pb::MatchAction {
+            events: log_events,
+        }));
+        out.push((n, e));
+        n += 1;
+    }
+    for ended in &detail.results {
+        let mut e = base(n, pb::MatchEventKind::GameEnded);
+        e.detail = Some(pb::match_event::Detail::GameResult(
+            convert::to_api::result(&ended.result),
+        ));
+        out.push((n, e));
+        n += 1;
+    }
+    if let Some(end) = &detail.end {
+        let mut e = base(n, pb::MatchEventKind::MatchEnded);
+        e.detail = Some(pb::match_event::Detail::MatchEnd(pb::MatchEnd {
+            winner: convert::to_api::seat_or_none(end.winner),
+            score: Some(pb::Score {
+                white: end.score[0],
+                black: end.score[1],
+            }),
+            reason: match end.reason.as_str() {
+                "points" => pb::MatchEndReason::Points,
+                "resignation" => pb::MatchEndReason::Resignation,
+                "time" => pb::MatchEndReason::Time,
+                "abandonment" => pb::MatchEndReason::Abandonment,
+                _ => pb::MatchEndReason::Unspecified,
+            } as i32,
+        }));
+        out.push((n, e));
+    }
+    // The last event's cursor is "after the whole row": resuming from it
+    // needs nothing of the row, which may be trimmed meanwhile.
+    if let Some((_, last)) = out.last_mut() {
+        last.cursor = Cursor::after_row(row.position).encode(key);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use bg_store::FeedPosition;
+
+    use super::*;
+
+    fn result(reason: EndReason) -> GameResult {
+        GameResult {
+            game_number: 1,
+            winner: Some(Seat::White),
+            reason,
+            kind: "single".into(),
+            level: 1,
+            cube: 1,
+            points: 1,
+        }
+    }
+
+    fn row(version: u64, feed: Feed) -> FeedRow {
+        FeedRow {
+            position: FeedPosition { tx: 0, seq: 4 },
+            game_id: "g".into(),
+            version,
+            at_ms: 1,
+            kinds: feed.kinds,
+            detail: feed.detail,
+            variant: Some("standard".into()),
+            labels: r#"{"t":"x"}"#.into(),
+            players: ["a".into(), String::new()],
+            owner: String::new(),
+            log: None,
+        }
+    }
+
+    #[test]
+    fn a_resignation_that_ends_the_match_is_an_action_a_game_and_the_match() {
+        let events = [
+            Event::GameEnded {
+                result: result(EndReason::Resigned),
+                score: [1, 0],
+            },
+            Event::MatchEnded {
+                winner: Some(Seat::White),
+                score: [1, 0],
+            },
+        ];
+        let feed = of_commit(9, &events);
+        let key = TokenKey::derive(&[1; 32]);
+        let read = events_of(&row(9, feed), &key);
+        let kinds: Vec<i32> = read.iter().map(|(_, e)| e.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                pb::MatchEventKind::Action as i32,
+                pb::MatchEventKind::GameEnded as i32,
+                pb::MatchEventKind::MatchEnded as i32
+            ]
+        );
+        assert_eq!(read[2].1.event_id, "g/9/2");
+        let Some(pb::match_event::Detail::MatchEnd(end)) = &read[2].1.detail else {
+            panic!("{read:?}")
+        };
+        assert_eq!(end.reason, pb::MatchEndReason::Resignation as i32);
+        assert_eq!(read[0].1.labels.get("t").map(String::as_str), Some("x"));
+    }
+
+    #[test]
+    fn a_creation_and_a_removal_are_one_event_each() {
+        let key = TokenKey::derive(&[1; 32]);
+        let created = events_of(&row(1, of_commit(1, &[])), &key);
+        assert_eq!(created.len(), 1);
+        assert_eq!(created[0].1.kind, pb::MatchEventKind::Created as i32);
+        let removed = events_of(&row(30, of_removal()), &key);
+        assert_eq!(removed[0].1.kind, pb::MatchEventKind::Removed as i32);
+    }
+
+    fn events_of(row: &FeedRow, key: &TokenKey) -> Vec<(u32, pb::MatchEvent)> {
+        events(row, key, Vec::new())
+    }
+}
