@@ -461,7 +461,11 @@ fn next_version(
         thrown,
         dice_seed,
         events,
-        Timing { clock, took_ms },
+        Timing {
+            clock,
+            took_ms,
+            at_us: Some(record.index.updated_us),
+        },
     )?;
     let next = Live {
         record,

@@ -55,6 +55,11 @@ pub(super) struct Logged {
     /// The match's clock after the action (matches with a clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<Clock>,
+    /// When the action was applied (microseconds since the epoch; left
+    /// out by servers before the fleet): `updated_at` as of this version,
+    /// so that an answer rebuilt for a retry shows it as first sent.
+    #[serde(default, rename = "at", skip_serializing_if = "Option::is_none")]
+    pub at_us: Option<i64>,
     /// The time the acting seat took for its turn, when the action ended
     /// it (milliseconds, matches with a clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,6 +72,9 @@ pub(super) struct Logged {
 pub(super) struct Timing {
     pub clock: Option<Clock>,
     pub took_ms: Option<u64>,
+    /// When the action was applied (microseconds since the epoch): the
+    /// match's `updated_at` at its version.
+    pub at_us: Option<i64>,
 }
 
 /// An event of an entry written before commands were logged.
@@ -191,6 +199,7 @@ pub(super) fn entry(
         events,
         clock: timing.clock,
         took_ms: timing.took_ms,
+        at_us: timing.at_us,
     };
     let text = serde_json::to_string(&logged).map_err(unserialisable)?;
     let feed = crate::fleet::feed::of_commit(version, &logged.events);

@@ -87,8 +87,9 @@ pub(super) fn replay(
     // Every die of the match is logged: the dice thrown by `version`.
     let mut thrown = 0u64;
     let mut last_events = Vec::new();
-    // The clock as the entry of `version` left it.
+    // The clock as the entry of `version` left it, and when it was made.
     let mut clock = None;
+    let mut at_us = None;
     let mut reached = 0;
     for (n, stored) in log.iter().take_while(|e| e.version <= version).enumerate() {
         let expected = n as u64 + 1;
@@ -104,6 +105,7 @@ pub(super) fn replay(
         };
         thrown += logged.dice.len() as u64;
         clock = logged.clock;
+        at_us = logged.at_us;
         let mut dice = Rethrown::new(logged.dice.clone());
         let mut events = match (&mut game, logged.by, &logged.command()) {
             (None, None, None) => {
@@ -148,6 +150,9 @@ pub(super) fn replay(
     };
     let mut record = live.record.clone();
     record.version = version;
+    // Changed when that version was made (not known for versions logged
+    // before the fleet: then not shown, as their first answers did not).
+    record.index.updated_us = at_us.unwrap_or(0);
     // The seeds as they were: one a seat gave after `version` is not.
     let mut later_seeds = Vec::new();
     for stored in log.iter().filter(|e| e.version > version) {

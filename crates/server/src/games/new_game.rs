@@ -209,6 +209,7 @@ impl<S: GameStore> Games<S> {
         let timing = Timing {
             clock,
             took_ms: None,
+            at_us: Some(record.index.created_us),
         };
         let (entry, last_events) = entry(1, None, then, thrown, "", events, timing)?;
         let live = Live {
