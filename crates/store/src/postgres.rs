@@ -914,13 +914,18 @@ fn feed_position(row: &sqlx::postgres::PgRow) -> Result<crate::FeedPosition, Sto
     })
 }
 
-/// The feed rows committed before `$1` (ms), among those every reader
-/// may read, removed; the newest place removed recorded in `settings`
-/// as 16 bytes (tx, seq big-endian), unless a higher one is there.
+/// The feed rows before the first committed at `$1` (ms) or later, in
+/// commit order, among those every reader may read, removed (walked from
+/// the oldest: no index by time, which every action would pay for); the
+/// newest place removed recorded in `settings` as 16 bytes (tx, seq
+/// big-endian), unless a higher one is there.
 const TRIM_FEED: &str = "\
-WITH last AS (
+WITH kept AS (
+    SELECT tx, seq FROM feed WHERE at_ms >= $1 ORDER BY tx, seq LIMIT 1
+), last AS (
     SELECT f.tx, f.seq FROM feed f
-    WHERE f.at_ms < $1 AND f.tx < pg_snapshot_xmin(pg_current_snapshot())
+    WHERE f.tx < pg_snapshot_xmin(pg_current_snapshot())
+      AND (NOT EXISTS (SELECT 1 FROM kept) OR (f.tx, f.seq) < (SELECT tx, seq FROM kept))
     ORDER BY f.tx DESC, f.seq DESC LIMIT 1
 ), removed AS (
     DELETE FROM feed f USING last WHERE (f.tx, f.seq) <= (last.tx, last.seq)

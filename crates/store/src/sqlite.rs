@@ -570,10 +570,26 @@ impl GameStore for SqliteStore {
         let before = before_ms.min(i64::MAX as u64) as i64;
         let mut connection = SqliteConnection::connect_with(&self.options).await?;
         let mut transaction = connection.begin().await?;
-        let last: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM feed WHERE at_ms < ?")
-            .bind(before)
-            .fetch_one(&mut *transaction)
-            .await?;
+        // Rows in commit order up to the first young enough (found by
+        // walking from the oldest: only what is removed is read).
+        let kept: Option<i64> =
+            sqlx::query_scalar("SELECT seq FROM feed WHERE at_ms >= ? ORDER BY seq LIMIT 1")
+                .bind(before)
+                .fetch_optional(&mut *transaction)
+                .await?;
+        let last: Option<i64> = match kept {
+            Some(kept) => {
+                sqlx::query_scalar("SELECT max(seq) FROM feed WHERE seq < ?")
+                    .bind(kept)
+                    .fetch_one(&mut *transaction)
+                    .await?
+            }
+            None => {
+                sqlx::query_scalar("SELECT max(seq) FROM feed")
+                    .fetch_one(&mut *transaction)
+                    .await?
+            }
+        };
         let Some(last) = last else {
             transaction.rollback().await?;
             return Ok(0);

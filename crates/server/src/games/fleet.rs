@@ -258,6 +258,7 @@ impl<S: GameStore> Games<S> {
             // its events are kept by kind.
             kinds,
             with_log: kinds & bit(pb::MatchEventKind::Action) != 0,
+            window: self.feed_window,
         };
         tokio::spawn(follower.run(start, tx));
         Ok(rx)
@@ -363,12 +364,25 @@ struct Follower<S> {
     player: Option<String>,
     kinds: u32,
     with_log: bool,
+    /// How long the feed keeps rows (None: for good; another replica
+    /// may still trim, so the trim is asked about all the same).
+    window: Option<Duration>,
 }
+
+/// How often a follower asks how far the feed was trimmed, at least.
+const CHECK_EVERY: Duration = Duration::from_secs(5);
+/// How close to the window's end the rows after a follower's place may
+/// come before it asks about the trim at every read.
+const TRIM_MARGIN: Duration = Duration::from_secs(60);
 
 impl<S: GameStore> Follower<S> {
     async fn run(mut self, start: Cursor, tx: mpsc::Sender<Result<pb::MatchEvent, tonic::Status>>) {
         let mut at = start;
         let mut quiet_since = tokio::time::Instant::now();
+        // When the row at `at` was committed (0: not known yet), and when
+        // the trim was last asked about.
+        let mut position_ms = 0u64;
+        let mut checked = tokio::time::Instant::now();
         loop {
             // Registered before reading: a commit during the read wakes it.
             let woken = self.wake.notified();
@@ -395,19 +409,32 @@ impl<S: GameStore> Follower<S> {
                 }
             };
             // Rows between `at` and what was read may have been trimmed
-            // before the read: the trim records how far it went.
-            match self.store.feed_bounds().await {
-                Ok(bounds) if expired_at(at, bounds.trimmed) => {
-                    let _ = tx
-                        .send(Err(expired(&self.key, bounds.trimmed).into()))
-                        .await;
-                    return;
+            // before the read: the trim records how far it went. Asked
+            // when the rows after `at` are old enough to be trimmed soon
+            // (or their age is not known), else every few seconds: a
+            // follower near the head reads rows a trim leaves alone.
+            let old_enough = self.window.is_some_and(|w| {
+                let age = super::now_ms().saturating_sub(position_ms);
+                u128::from(age) + TRIM_MARGIN.as_millis() >= w.as_millis()
+            });
+            if old_enough || checked.elapsed() >= CHECK_EVERY {
+                checked = tokio::time::Instant::now();
+                match self.store.feed_bounds().await {
+                    Ok(bounds) if expired_at(at, bounds.trimmed) => {
+                        let _ = tx
+                            .send(Err(expired(&self.key, bounds.trimmed).into()))
+                            .await;
+                        return;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        let _ = tx.send(Err(ApiError::store(e).into())).await;
+                        return;
+                    }
                 }
-                Ok(_) => {}
-                Err(e) => {
-                    let _ = tx.send(Err(ApiError::store(e).into())).await;
-                    return;
-                }
+            }
+            if let Some(last) = rows.last() {
+                position_ms = last.at_ms;
             }
             let full = rows.len() == FEED_BATCH as usize;
             let mut sent_any = false;

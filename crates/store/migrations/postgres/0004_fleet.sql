@@ -33,7 +33,6 @@ CREATE TABLE feed (
     detail  BYTEA,
     PRIMARY KEY (tx, seq)
 );
-CREATE INDEX feed_by_time ON feed (at_ms);
 
 CREATE TABLE removed_matches (
     game_id      TEXT   PRIMARY KEY,

@@ -27,7 +27,9 @@ CREATE INDEX games_black_player ON games (black_player) WHERE black_player <> ''
 -- The feed: one row a commit, in commit order (`seq`: one writer
 -- commits, so its order is the commit order). `kinds`: a bit a kind of
 -- event the commit holds; `detail`: the server's bytes for them (opaque
--- here). Trimmed by age (`at_ms`).
+-- here). Trimmed by age (`at_ms`), from the oldest in commit order up
+-- to the first row young enough (no index by time: it would cost every
+-- action about 20 bytes, and the trim walks only what it removes).
 CREATE TABLE feed (
     seq     INTEGER PRIMARY KEY AUTOINCREMENT,
     game_id TEXT    NOT NULL,
@@ -36,7 +38,6 @@ CREATE TABLE feed (
     kinds   INTEGER NOT NULL,
     detail  BLOB
 );
-CREATE INDEX feed_by_time ON feed (at_ms);
 
 -- A removed match's words, kept while the feed may still show its
 -- events (the feed's window), so that they carry its labels and players.
