@@ -419,3 +419,92 @@ async fn a_new_game_request_id_is_scoped_by_the_callers_certificate() {
     assert_ne!(other.white_token, first.white_token);
     assert_ne!(other.black_token, first.black_token);
 }
+
+/// Issue 46: a backend with a client certificate lists and follows the
+/// matches created under it, and no other; the operator's token sees
+/// them all.
+#[tokio::test]
+async fn each_certificate_lists_and_follows_only_the_matches_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Authority::new(dir.path(), "service");
+    let server = ca.server("server");
+    let site_a = ca.client("site-a");
+    let site_b = ca.client("site-b");
+    let operator_token = "the-operator-token-of-the-tls-test-0123456789";
+    let token_file = dir.path().join("operator.token");
+    std::fs::write(&token_file, operator_token).unwrap();
+    let fixture = start_with_args(&[
+        "--tls-cert",
+        path(&server.cert),
+        "--tls-key",
+        path(&server.key),
+        "--client-ca",
+        path(&ca.cert),
+        "--operator-token-file",
+        path(&token_file),
+    ]);
+    let url = format!("https://{}", host_port(&fixture));
+    let client_of = async |site: &Pem| {
+        let channel = Endpoint::from_shared(url.clone())
+            .unwrap()
+            .tls_config(client_tls(&ca.cert, Some(site)))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        GameServiceClient::new(channel)
+    };
+    let (mut a, mut b) = (client_of(&site_a).await, client_of(&site_b).await);
+    let mut made = [Vec::new(), Vec::new()];
+    for site in [0, 0, 1] {
+        let client = if site == 0 { &mut a } else { &mut b };
+        let game = client
+            .new_game(pb::NewGameRequest {
+                variant: "standard".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        made[site].push(game.game_id);
+    }
+    let listed = async |client: &mut GameServiceClient<tonic::transport::Channel>,
+                        token: Option<&str>| {
+        let mut request = tonic::Request::new(pb::ListMatchesRequest::default());
+        if let Some(token) = token {
+            request
+                .metadata_mut()
+                .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        }
+        let page = client.list_matches(request).await.unwrap().into_inner();
+        page.matches
+            .into_iter()
+            .map(|g| g.game_id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&mut a, None).await, made[0]);
+    assert_eq!(listed(&mut b, None).await, made[1]);
+    assert_eq!(listed(&mut b, Some(operator_token)).await.len(), 3);
+    // The feed too: b hears of its own match only.
+    let mut feed = b
+        .watch_matches(pb::WatchMatchesRequest {
+            from_oldest: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(10), feed.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.game_id, made[1][0]);
+    let next = tokio::time::timeout(std::time::Duration::from_millis(600), feed.message()).await;
+    assert!(
+        !matches!(next, Ok(Ok(Some(ref e))) if e.kind != pb::MatchEventKind::Unspecified as i32),
+        "{next:?}"
+    );
+}
