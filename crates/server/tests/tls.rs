@@ -54,6 +54,23 @@ async fn list_variants(url: &str, tls: Option<ClientTlsConfig>) -> Result<Vec<St
         .unwrap_or_else(|_| Err("no answer in 20 s".to_string()))
 }
 
+/// A client of the server at `url` over TLS, trusting `ca` and showing
+/// `site`'s certificate.
+async fn client_of(
+    url: &str,
+    ca: &Authority,
+    site: &Pem,
+) -> GameServiceClient<tonic::transport::Channel> {
+    let channel = Endpoint::from_shared(url.to_string())
+        .unwrap()
+        .tls_config(client_tls(&ca.cert, Some(site)))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    GameServiceClient::new(channel)
+}
+
 /// A server speaking TLS with `server`'s certificate, asking callers for
 /// one signed by `ca`.
 fn start_with_client_ca(server: &Pem, ca: &Authority) -> Fixture {
@@ -393,23 +410,13 @@ async fn a_new_game_request_id_is_scoped_by_the_callers_certificate() {
     let site_b = ca.client("site-b");
     let fixture = start_with_client_ca(&server, &ca);
     let url = format!("https://{}", host_port(&fixture));
-    let client_of = async |site: &Pem| {
-        let channel = Endpoint::from_shared(url.clone())
-            .unwrap()
-            .tls_config(client_tls(&ca.cert, Some(site)))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
-        GameServiceClient::new(channel)
-    };
     let request = pb::NewGameRequest {
         variant: "standard".into(),
         request_id: uuid::Uuid::new_v4().to_string(),
         ..Default::default()
     };
-    let mut a = client_of(&site_a).await;
-    let mut b = client_of(&site_b).await;
+    let mut a = client_of(&url, &ca, &site_a).await;
+    let mut b = client_of(&url, &ca, &site_b).await;
     let first = a.new_game(request.clone()).await.unwrap().into_inner();
     let again = a.new_game(request.clone()).await.unwrap().into_inner();
     assert_eq!(again, first, "the same caller's retry: the first answer");
@@ -444,17 +451,8 @@ async fn each_certificate_lists_and_follows_only_the_matches_it_created() {
         path(&token_file),
     ]);
     let url = format!("https://{}", host_port(&fixture));
-    let client_of = async |site: &Pem| {
-        let channel = Endpoint::from_shared(url.clone())
-            .unwrap()
-            .tls_config(client_tls(&ca.cert, Some(site)))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
-        GameServiceClient::new(channel)
-    };
-    let (mut a, mut b) = (client_of(&site_a).await, client_of(&site_b).await);
+    let mut a = client_of(&url, &ca, &site_a).await;
+    let mut b = client_of(&url, &ca, &site_b).await;
     let mut made = [Vec::new(), Vec::new()];
     for site in [0, 0, 1] {
         let client = if site == 0 { &mut a } else { &mut b };

@@ -88,7 +88,8 @@ pub(super) struct OldEvent {
 /// A log entry read back.
 #[derive(Debug)]
 pub(super) enum Entry {
-    Logged(Logged),
+    /// Boxed: an entry of today is ten times the size of an old one.
+    Logged(Box<Logged>),
     Old(Vec<OldEvent>),
 }
 
@@ -101,7 +102,7 @@ impl Entry {
                 .map_err(what)
         } else {
             serde_json::from_str(&entry.text)
-                .map(Entry::Logged)
+                .map(|logged| Entry::Logged(Box::new(logged)))
                 .map_err(what)
         }
     }
