@@ -203,10 +203,14 @@ pub struct FeedRow {
     pub owner: String,
     /// The action's log text, when asked for and still held.
     pub log: Option<String>,
+    /// How far the feed was trimmed, read in the same statement as the
+    /// row: a reader whose place is before it missed rows.
+    pub trimmed: FeedPosition,
 }
 
 /// What the feed holds: rows after `trimmed` (none of them removed yet)
-/// up to `head`, the newest place every reader may read.
+/// up to `head`, the newest place every reader may read (never before
+/// `trimmed`: a feed trimmed empty is read from where the trim stopped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FeedBounds {
     /// The place of the newest row trimmed (default: none ever).
@@ -523,7 +527,8 @@ pub trait GameStore: Clone + Send + Sync + 'static {
 
     /// At most `limit` feed rows after `after`, in commit order, of the
     /// kinds in `kinds` (a bitmask), with each action's log text when
-    /// `with_log`. Only rows every reader will ever see in this order: on
+    /// `with_log`, and how far the feed was trimmed as of the same read.
+    /// Only rows every reader will ever see in this order: on
     /// PostgreSQL, none of a transaction older than one still in flight.
     fn feed_after(
         &self,

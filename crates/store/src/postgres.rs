@@ -845,6 +845,7 @@ impl GameStore for PgStore {
             .bind(i32::try_from(kinds).unwrap_or(i32::MAX))
             .bind(i64::from(limit))
             .bind(with_log)
+            .bind(crate::FEED_TRIMMED)
             .fetch_all(&self.pool)
             .by_deadline()
             .await
@@ -871,13 +872,14 @@ impl GameStore for PgStore {
         .map_err(|e| self.read_failed(e))?;
         let head = head.as_ref().map(feed_position).transpose()?;
         let trimmed = self.setting(crate::FEED_TRIMMED).await?;
+        let trimmed = trimmed
+            .as_deref()
+            .map(crate::decode_position)
+            .transpose()?
+            .unwrap_or_default();
         Ok(crate::FeedBounds {
-            trimmed: trimmed
-                .as_deref()
-                .map(crate::decode_position)
-                .transpose()?
-                .unwrap_or_default(),
-            head: head.unwrap_or_default(),
+            trimmed,
+            head: head.unwrap_or_default().max(trimmed),
         })
     }
 
@@ -931,7 +933,8 @@ WITH kept AS (
     DELETE FROM feed f USING last WHERE (f.tx, f.seq) <= (last.tx, last.seq)
     RETURNING 1
 ), words AS (
-    DELETE FROM removed_matches WHERE removed_ms < $1
+    DELETE FROM removed_matches r USING last
+    WHERE (r.removal_tx, r.removal_seq) <= (last.tx, last.seq)
 ), recorded AS (
     INSERT INTO settings (name, value)
     SELECT $2, int8send(((last.tx::text)::numeric)::int8) || int8send(last.seq) FROM last
@@ -950,7 +953,8 @@ SELECT f.tx::text AS tx, f.seq, f.game_id, f.version, f.at_ms, f.kinds::int8 AS 
        COALESCE(g.black_player, r.black_player) AS black_player,
        COALESCE(g.owner, r.owner) AS owner,
        CASE WHEN $5 THEN (SELECT e.events FROM game_events e
-                          WHERE e.game_id = f.game_id AND e.version = f.version) END AS log
+                          WHERE e.game_id = f.game_id AND e.version = f.version) END AS log,
+       (SELECT value FROM settings WHERE name = $6) AS trimmed
 FROM feed f LEFT JOIN games g ON g.game_id = f.game_id
 LEFT JOIN removed_matches r ON r.game_id = f.game_id
 WHERE (f.tx, f.seq) > ($1::text::xid8, $2)
@@ -965,13 +969,16 @@ const REMOVE_FINISHED: &str = "\
 WITH removed AS (
     DELETE FROM games WHERE game_id = $1 AND finished_at IS NOT NULL
     RETURNING game_id, version, variant, labels, white_player, black_player, owner
-), kept AS (
-    INSERT INTO removed_matches (game_id, variant, labels, white_player, black_player, owner, removed_ms)
-    SELECT game_id, variant, labels, white_player, black_player, owner, $4 FROM removed
-    ON CONFLICT (game_id) DO NOTHING
 ), fed AS (
     INSERT INTO feed (game_id, version, at_ms, kinds, detail)
     SELECT game_id, version, $4, $5, $6 FROM removed
+    RETURNING game_id, tx, seq
+), kept AS (
+    INSERT INTO removed_matches (game_id, variant, labels, white_player, black_player, owner,
+                                 removal_tx, removal_seq)
+    SELECT r.game_id, r.variant, r.labels, r.white_player, r.black_player, r.owner, fed.tx, fed.seq
+    FROM removed r JOIN fed ON fed.game_id = r.game_id
+    ON CONFLICT (game_id) DO NOTHING
 ), log AS (
     DELETE FROM game_events WHERE game_id IN (SELECT game_id FROM removed)
 ), actions AS (

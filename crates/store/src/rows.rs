@@ -158,6 +158,10 @@ where
         players: [white.unwrap_or_default(), black.unwrap_or_default()],
         owner: owner.unwrap_or_default(),
         log: column(row, "log", what)?,
+        trimmed: match column::<R, Option<Vec<u8>>>(row, "trimmed", what)? {
+            Some(bytes) => crate::decode_position(&bytes)?,
+            None => FeedPosition::default(),
+        },
     })
 }
 

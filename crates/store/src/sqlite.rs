@@ -446,17 +446,7 @@ impl GameStore for SqliteStore {
         // it, written first (the write lock is taken at once), kept only
         // if the match is removed below.
         let now_ms = writer::unix_millis(SystemTime::now());
-        sqlx::query(
-            "INSERT INTO removed_matches (game_id, variant, labels, white_player, black_player, owner, removed_ms) \
-             SELECT game_id, variant, labels, white_player, black_player, owner, ?2 FROM games \
-             WHERE game_id = ?1 AND finished_at IS NOT NULL \
-             ON CONFLICT (game_id) DO NOTHING",
-        )
-        .bind(game_id)
-        .bind(now_ms)
-        .execute(&mut *transaction)
-        .await?;
-        sqlx::query(
+        let fed = sqlx::query(
             "INSERT INTO feed (game_id, version, at_ms, kinds, detail) \
              SELECT game_id, version, ?2, ?3, ?4 FROM games WHERE game_id = ?1 AND finished_at IS NOT NULL",
         )
@@ -466,6 +456,17 @@ impl GameStore for SqliteStore {
         .bind((!feed.detail.is_empty()).then_some(feed.detail.as_slice()))
         .execute(&mut *transaction)
         .await?;
+        if fed.rows_affected() == 1 {
+            sqlx::query(
+                "INSERT INTO removed_matches (game_id, variant, labels, white_player, black_player, owner, removal_seq) \
+                 SELECT game_id, variant, labels, white_player, black_player, owner, ?2 FROM games \
+                 WHERE game_id = ?1 ON CONFLICT (game_id) DO NOTHING",
+            )
+            .bind(game_id)
+            .bind(fed.last_insert_rowid())
+            .execute(&mut *transaction)
+            .await?;
+        }
         const ENDED: &str =
             "EXISTS (SELECT 1 FROM games WHERE game_id = ?1 AND finished_at IS NOT NULL)";
         for statement in [
@@ -521,7 +522,8 @@ impl GameStore for SqliteStore {
              COALESCE(g.black_player, r.black_player) AS black_player, \
              COALESCE(g.owner, r.owner) AS owner, \
              CASE WHEN ?4 THEN (SELECT e.events FROM game_events e \
-                                WHERE e.game_id = f.game_id AND e.version = f.version) END AS log \
+                                WHERE e.game_id = f.game_id AND e.version = f.version) END AS log, \
+             (SELECT value FROM settings WHERE name = ?5) AS trimmed \
              FROM feed f LEFT JOIN games g ON g.game_id = f.game_id \
              LEFT JOIN removed_matches r ON r.game_id = f.game_id \
              WHERE f.seq > ?1 AND (f.kinds & ?2) <> 0 ORDER BY f.seq LIMIT ?3",
@@ -530,6 +532,7 @@ impl GameStore for SqliteStore {
         .bind(i64::from(kinds))
         .bind(i64::from(limit))
         .bind(with_log)
+        .bind(crate::FEED_TRIMMED)
         .fetch_all(&self.readers)
         .await?;
         rows.iter()
@@ -551,16 +554,18 @@ impl GameStore for SqliteStore {
             .fetch_one(&self.readers)
             .await?;
         let trimmed = self.setting(crate::FEED_TRIMMED).await?;
+        let trimmed = trimmed
+            .as_deref()
+            .map(crate::decode_position)
+            .transpose()?
+            .unwrap_or_default();
+        let head = FeedPosition {
+            tx: 0,
+            seq: head.unwrap_or(0).max(0) as u64,
+        };
         Ok(FeedBounds {
-            trimmed: trimmed
-                .as_deref()
-                .map(crate::decode_position)
-                .transpose()?
-                .unwrap_or_default(),
-            head: FeedPosition {
-                tx: 0,
-                seq: head.unwrap_or(0).max(0) as u64,
-            },
+            trimmed,
+            head: head.max(trimmed),
         })
     }
 
@@ -569,7 +574,10 @@ impl GameStore for SqliteStore {
     async fn trim_feed(&self, before_ms: u64) -> Result<u64, StoreError> {
         let before = before_ms.min(i64::MAX as u64) as i64;
         let mut connection = SqliteConnection::connect_with(&self.options).await?;
-        let mut transaction = connection.begin().await?;
+        // The write lock at once: a read first, then a write, in a
+        // deferred transaction fails (SQLITE_BUSY_SNAPSHOT) whenever the
+        // writer commits in between, which under load is always.
+        let mut transaction = connection.begin_with("BEGIN IMMEDIATE").await?;
         // Rows in commit order up to the first young enough (found by
         // walking from the oldest: only what is removed is read).
         let kept: Option<i64> =
@@ -599,8 +607,9 @@ impl GameStore for SqliteStore {
             .execute(&mut *transaction)
             .await?
             .rows_affected();
-        sqlx::query("DELETE FROM removed_matches WHERE removed_ms < ?")
-            .bind(before)
+        // A removed match's words go with its removal's row (its last).
+        sqlx::query("DELETE FROM removed_matches WHERE removal_seq <= ?")
+            .bind(last)
             .execute(&mut *transaction)
             .await?;
         let trimmed = crate::encode_position(FeedPosition {

@@ -2164,6 +2164,9 @@ async fn the_feed_is_trimmed_by_age_and_says_how_far<B: Backend>(place: &B) {
         .unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].game_id, "new");
+    // Each row read says how far the feed was trimmed, as of its read.
+    assert_eq!(left[0].trimmed, rows[0].position);
+    assert_eq!(rows[0].trimmed, FeedPosition::default());
     assert_eq!(
         store.trim_feed(cut).await.unwrap(),
         0,
@@ -2173,6 +2176,17 @@ async fn the_feed_is_trimmed_by_age_and_says_how_far<B: Backend>(place: &B) {
     drop(store);
     let store = place.open().await;
     assert_eq!(store.feed_bounds().await.unwrap().trimmed, rows[0].position);
+    // Trimmed empty, the head is where the trim stopped, not before it
+    // (a cursor taken there is not expired).
+    let later = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        + 1;
+    assert_eq!(store.trim_feed(later).await.unwrap(), 1);
+    let bounds = store.feed_bounds().await.unwrap();
+    assert_eq!(bounds.trimmed, rows[1].position);
+    assert_eq!(bounds.head, bounds.trimmed);
 }
 
 // ---- Notices ---------------------------------------------------------------

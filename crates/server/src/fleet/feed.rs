@@ -143,7 +143,12 @@ pub fn events(
     let labels: std::collections::HashMap<String, String> =
         labels_of(&row.labels).into_iter().collect();
     let base = |n: u32, kind: pb::MatchEventKind| pb::MatchEvent {
-        event_id: format!("{}/{}/{n}", row.game_id, row.version),
+        // A removal's row holds the match's last version, whose action
+        // has its own event 0: the removal's id says what it is.
+        event_id: match kind {
+            pb::MatchEventKind::Removed => format!("{}/{}/removed", row.game_id, row.version),
+            _ => format!("{}/{}/{n}", row.game_id, row.version),
+        },
         cursor: Cursor {
             position: row.position,
             event: n,
@@ -242,6 +247,7 @@ mod tests {
             players: ["a".into(), String::new()],
             owner: String::new(),
             log: None,
+            trimmed: FeedPosition::default(),
         }
     }
 
@@ -285,6 +291,10 @@ mod tests {
         assert_eq!(created[0].1.kind, pb::MatchEventKind::Created as i32);
         let removed = events_of(&row(30, of_removal()), &key);
         assert_eq!(removed[0].1.kind, pb::MatchEventKind::Removed as i32);
+        assert_eq!(
+            removed[0].1.event_id, "g/30/removed",
+            "not the last action's id"
+        );
     }
 
     fn events_of(row: &FeedRow, key: &TokenKey) -> Vec<(u32, pb::MatchEvent)> {

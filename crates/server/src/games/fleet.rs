@@ -25,6 +25,8 @@ const DEFAULT_PAGE: u32 = 100;
 const MAX_PAGE: u32 = 1000;
 /// Matches read past a label selector before a short page is answered.
 const MAX_SCANNED: usize = 5000;
+/// Matches read a query, at least, while a page is filled.
+const SCAN_BATCH: u32 = 500;
 /// Feed rows read a query.
 const FEED_BATCH: u32 = 500;
 /// How often a feed looks for new rows when nothing woke it.
@@ -91,8 +93,8 @@ impl<S: GameStore> Games<S> {
             n => (n as u32).min(MAX_PAGE),
         };
         let fields = match &r.read_mask {
-            None => summary(),
-            Some(mask) => Fields::from_mask(Some(mask))?,
+            Some(mask) if !mask.paths.is_empty() => Fields::from_mask(Some(mask))?,
+            _ => summary(),
         };
         let states = filter
             .states
@@ -116,7 +118,9 @@ impl<S: GameStore> Games<S> {
             order,
             descending: r.descending,
             after: None,
-            limit: page,
+            // Read in batches of at least SCAN_BATCH: a selector that
+            // keeps few matches does not cost a query a match.
+            limit: page.max(SCAN_BATCH),
             variants: variants(&filter)?,
             states,
             player: checked_player_filter("player", &filter.player)?,
@@ -258,7 +262,6 @@ impl<S: GameStore> Games<S> {
             // its events are kept by kind.
             kinds,
             with_log: kinds & bit(pb::MatchEventKind::Action) != 0,
-            window: self.feed_window,
         };
         tokio::spawn(follower.run(start, tx));
         Ok(rx)
@@ -364,25 +367,12 @@ struct Follower<S> {
     player: Option<String>,
     kinds: u32,
     with_log: bool,
-    /// How long the feed keeps rows (None: for good; another replica
-    /// may still trim, so the trim is asked about all the same).
-    window: Option<Duration>,
 }
-
-/// How often a follower asks how far the feed was trimmed, at least.
-const CHECK_EVERY: Duration = Duration::from_secs(5);
-/// How close to the window's end the rows after a follower's place may
-/// come before it asks about the trim at every read.
-const TRIM_MARGIN: Duration = Duration::from_secs(60);
 
 impl<S: GameStore> Follower<S> {
     async fn run(mut self, start: Cursor, tx: mpsc::Sender<Result<pb::MatchEvent, tonic::Status>>) {
         let mut at = start;
         let mut quiet_since = tokio::time::Instant::now();
-        // When the row at `at` was committed (0: not known yet), and when
-        // the trim was last asked about.
-        let mut position_ms = 0u64;
-        let mut checked = tokio::time::Instant::now();
         loop {
             // Registered before reading: a commit during the read wakes it.
             let woken = self.wake.notified();
@@ -409,32 +399,14 @@ impl<S: GameStore> Follower<S> {
                 }
             };
             // Rows between `at` and what was read may have been trimmed
-            // before the read: the trim records how far it went. Asked
-            // when the rows after `at` are old enough to be trimmed soon
-            // (or their age is not known), else every few seconds: a
-            // follower near the head reads rows a trim leaves alone.
-            let old_enough = self.window.is_some_and(|w| {
-                let age = super::now_ms().saturating_sub(position_ms);
-                u128::from(age) + TRIM_MARGIN.as_millis() >= w.as_millis()
-            });
-            if old_enough || checked.elapsed() >= CHECK_EVERY {
-                checked = tokio::time::Instant::now();
-                match self.store.feed_bounds().await {
-                    Ok(bounds) if expired_at(at, bounds.trimmed) => {
-                        let _ = tx
-                            .send(Err(expired(&self.key, bounds.trimmed).into()))
-                            .await;
-                        return;
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        let _ = tx.send(Err(ApiError::store(e).into())).await;
-                        return;
-                    }
-                }
-            }
-            if let Some(last) = rows.last() {
-                position_ms = last.at_ms;
+            // before the read: each row says how far the feed was trimmed
+            // as of the same read. (With none read, `at` stays, and the
+            // next read that finds rows tells.)
+            if let Some(first) = rows.first()
+                && expired_at(at, first.trimmed)
+            {
+                let _ = tx.send(Err(expired(&self.key, first.trimmed).into())).await;
+                return;
             }
             let full = rows.len() == FEED_BATCH as usize;
             let mut sent_any = false;

@@ -41,5 +41,7 @@ CREATE TABLE removed_matches (
     white_player TEXT   NOT NULL,
     black_player TEXT   NOT NULL,
     owner        TEXT   NOT NULL,
-    removed_ms   BIGINT NOT NULL
+    -- The place of its removal's row: the words go when it is trimmed.
+    removal_tx   xid8   NOT NULL,
+    removal_seq  BIGINT NOT NULL
 );

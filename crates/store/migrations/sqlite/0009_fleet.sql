@@ -48,5 +48,6 @@ CREATE TABLE removed_matches (
     white_player TEXT    NOT NULL,
     black_player TEXT    NOT NULL,
     owner        TEXT    NOT NULL,
-    removed_ms   INTEGER NOT NULL
+    -- The place of its removal's row: the words go when it is trimmed.
+    removal_seq  INTEGER NOT NULL
 );
