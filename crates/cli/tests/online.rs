@@ -102,6 +102,7 @@ impl Server {
             plugin_workers: None,
             operator_token: Some(OPERATOR_TOKEN.to_string()),
             feed_window: Some(Duration::from_secs(3600)),
+            cors_origins: Vec::new(),
         };
         let mut server = Server {
             addr: format!("http://{listen}"),

@@ -110,6 +110,9 @@ pub struct Config {
     pub operator_token: Option<String>,
     /// How long the fleet feed keeps events (None: for good).
     pub feed_window: Option<Duration>,
+    /// The origins whose pages may call the API from a browser (CORS;
+    /// none: no cross-origin call). gRPC-Web is always on.
+    pub cors_origins: Vec<String>,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and

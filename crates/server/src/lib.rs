@@ -6,6 +6,7 @@
 //! health, reflection and graceful shutdown. It never knows a variant's
 //! rules (those come from plugins) and never computes legality itself.
 
+mod browsers;
 mod chores;
 pub mod config;
 pub mod connections;
@@ -206,6 +207,15 @@ async fn serve<S: GameStore>(
         // peer that no longer answers is dropped.
         .http2_keepalive_interval(Some(keepalive))
         .http2_keepalive_timeout(Some(keepalive.min(KEEPALIVE_TIMEOUT)))
+        // Browsers: gRPC-Web over HTTP/1.1 (or HTTP/2) on this same port,
+        // turned into gRPC before anything else sees it, and CORS for the
+        // origins the operator lists (none: no CORS answer at all, so
+        // browsers refuse every cross-origin call).
+        .accept_http1(true)
+        .layer(tower::util::option_layer(browsers::cors(
+            &config.cors_origins,
+        )?))
+        .layer(tonic_web::GrpcWebLayer::new())
         .layer(error::ErrorInfoLayer)
         .layer(metrics::RpcMetricsLayer)
         .add_service(health_service)

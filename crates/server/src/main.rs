@@ -207,8 +207,35 @@ struct Cli {
         value_parser = seconds
     )]
     feed_window_seconds: f64,
+    /// An origin whose pages may call the API from a browser over
+    /// gRPC-Web, e.g. `https://play.example.com` (repeatable; the
+    /// environment variable takes them comma-separated). None by default:
+    /// browsers refuse cross-origin calls.
+    #[arg(long = "cors-origin", env = "BACKGAMMON_CORS_ORIGINS", value_delimiter = ',', value_parser = origin)]
+    cors_origins: Vec<String>,
     #[command(subcommand)]
     command: Option<Sub>,
+}
+
+/// An origin as browsers send it: `http` or `https`, a host, an
+/// optional port, nothing after.
+fn origin(text: &str) -> Result<String, String> {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or_else(|| format!("{text:?}: an origin is http:// or https:// and a host"))?;
+    let (host, port) = rest.rsplit_once(':').unwrap_or((rest, ""));
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'[' | b']' | b':'));
+    let port_ok = port.is_empty() || port.parse::<u16>().is_ok();
+    if !host_ok || !port_ok {
+        return Err(format!(
+            "{text:?}: an origin is a scheme, a host and an optional port, with no path"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// The operator's token, read from its file: one line, at least 32
@@ -471,6 +498,7 @@ fn main() -> Result<()> {
                 feed_window: Duration::try_from_secs_f64(cli.feed_window_seconds)
                     .ok()
                     .filter(|d| !d.is_zero()),
+                cors_origins: cli.cors_origins,
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),
