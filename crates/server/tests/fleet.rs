@@ -456,17 +456,9 @@ async fn listing_and_following_need_the_operator_s_token_never_a_seat_s() {
     );
 }
 
-/// The events of a feed until `count` came (or 10 s without one).
+/// The events of a feed until `count` came.
 async fn take(stream: &mut tonic::Streaming<pb::MatchEvent>, count: usize) -> Vec<pb::MatchEvent> {
-    let mut events = Vec::new();
-    while events.len() < count {
-        match tokio::time::timeout(Duration::from_secs(10), stream.message()).await {
-            Ok(Ok(Some(e))) if e.kind == pb::MatchEventKind::Unspecified as i32 => {}
-            Ok(Ok(Some(e))) => events.push(e),
-            other => panic!("the feed stopped after {} events: {other:?}", events.len()),
-        }
-    }
-    events
+    next_match_events(stream, count, "the feed").await
 }
 
 async fn feed(

@@ -819,7 +819,7 @@ async fn the_feed_is_every_event_once_in_order_on_any_replica_through_a_kill() {
     }
     // The whole feed, read afterwards on replica 1.
     let mut stream = open(addrs[1].clone(), String::new()).await;
-    let whole = next_events(&mut stream, live.len(), "the whole feed").await;
+    let whole = next_match_events(&mut stream, live.len(), "the whole feed").await;
     let ids = |events: &[pb::MatchEvent]| {
         events
             .iter()
@@ -855,24 +855,7 @@ async fn the_feed_is_every_event_once_in_order_on_any_replica_through_a_kill() {
     for round in 0..6 {
         let i = rng.random_range(0..whole.len() - 1);
         let mut stream = open(addrs[round % 3].clone(), whole[i].cursor.clone()).await;
-        let rest = next_events(&mut stream, whole.len() - i - 1, "the feed resumed").await;
+        let rest = next_match_events(&mut stream, whole.len() - i - 1, "the feed resumed").await;
         assert_eq!(ids(&rest), ids(&whole[i + 1..]), "resumed after event {i}");
     }
-}
-
-/// The next `count` events of a feed (bookmarks skipped), each within 20 s.
-async fn next_events(
-    stream: &mut tonic::Streaming<pb::MatchEvent>,
-    count: usize,
-    what: &str,
-) -> Vec<pb::MatchEvent> {
-    let mut events = Vec::new();
-    while events.len() < count {
-        match tokio::time::timeout(Duration::from_secs(20), stream.message()).await {
-            Ok(Ok(Some(e))) if e.kind == pb::MatchEventKind::Unspecified as i32 => {}
-            Ok(Ok(Some(e))) => events.push(e),
-            other => panic!("{what} stopped at {} of {count}: {other:?}", events.len()),
-        }
-    }
-    events
 }

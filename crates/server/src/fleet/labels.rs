@@ -332,6 +332,38 @@ mod tests {
         }
     }
 
+    /// Random selectors and labels from the characters that matter
+    /// (separators, parentheses, operators, spaces, non-ASCII): each
+    /// parses or is refused naming its field, never a panic.
+    #[test]
+    fn random_selectors_and_labels_are_parsed_or_refused_by_field() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(46);
+        let alphabet: Vec<char> = "ab9=!,() in notin/-_.é\u{0}".chars().collect();
+        let m = labels(&[("a", "b"), ("in", "9")]);
+        for _ in 0..50_000 {
+            let len = rng.random_range(0..24);
+            let text: String = (0..len)
+                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                .collect();
+            match Selector::parse(&text) {
+                Ok(selector) => {
+                    let _ = selector.matches(&m);
+                }
+                Err(e) => assert_eq!(
+                    e.metadata.get("field").map(String::as_str),
+                    Some("label_selector"),
+                    "{text:?}"
+                ),
+            }
+            let given: std::collections::HashMap<String, String> =
+                [(text.clone(), text.clone())].into();
+            if let Err(e) = checked_labels(&given) {
+                assert_eq!(e.metadata.get("field").map(String::as_str), Some("labels"));
+            }
+        }
+    }
+
     #[test]
     fn a_selector_that_does_not_parse_names_the_field() {
         for bad in [

@@ -246,7 +246,7 @@ impl<S: GameStore> Games<S> {
             (text, _) => Cursor::decode(text, &self.fleet_key, "cursor")?,
         };
         if expired_at(start, bounds.trimmed) {
-            return Err(self.expired(bounds.trimmed));
+            return Err(expired(&self.fleet_key, bounds.trimmed));
         }
         let (tx, rx) = mpsc::channel(256);
         let follower = Follower {
@@ -267,10 +267,6 @@ impl<S: GameStore> Games<S> {
         Ok(rx)
     }
 
-    fn expired(&self, trimmed: FeedPosition) -> ApiError {
-        expired(&self.fleet_key, trimmed)
-    }
-
     /// Removes the feed's rows older than its window.
     pub async fn trim_feed(&self) -> Result<u64, ApiError> {
         let Some(window) = self.feed_window else {
@@ -281,14 +277,10 @@ impl<S: GameStore> Games<S> {
         self.store.trim_feed(before).await.map_err(ApiError::store)
     }
 
-    /// Feeds read again: a commit was seen.
+    /// Feeds read again: a commit was seen (this server's, or another's
+    /// notice).
     pub(super) fn wake_feeds(&self) {
         self.feed_wake.notify_waiters();
-    }
-
-    /// A commit of another server was seen (its notice).
-    pub fn feed_changed(&self) {
-        self.wake_feeds();
     }
 }
 

@@ -63,7 +63,7 @@ impl<S: GameStore> Games<S> {
                 _ = stop.changed() => return,
             };
             // Another server's commit: the fleet feeds read again.
-            self.feed_changed();
+            self.wake_feeds();
             match change {
                 Ok(Change::Game { game_id, .. }) => self.refresh_watched(game_id),
                 Ok(Change::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {

@@ -563,3 +563,21 @@ pub async fn unhealthy(client: &mut Client, variant: &str) -> String {
         .map(|v| v.unhealthy)
         .unwrap_or_default()
 }
+
+/// The next `count` events of a fleet feed (bookmarks skipped), each
+/// within 20 s; `what` names the feed in a failure.
+pub async fn next_match_events(
+    stream: &mut tonic::Streaming<pb::MatchEvent>,
+    count: usize,
+    what: &str,
+) -> Vec<pb::MatchEvent> {
+    let mut events = Vec::new();
+    while events.len() < count {
+        match tokio::time::timeout(std::time::Duration::from_secs(20), stream.message()).await {
+            Ok(Ok(Some(e))) if e.kind == pb::MatchEventKind::Unspecified as i32 => {}
+            Ok(Ok(Some(e))) => events.push(e),
+            other => panic!("{what} stopped at {} of {count}: {other:?}", events.len()),
+        }
+    }
+    events
+}
