@@ -10,6 +10,7 @@
 pub mod certs;
 pub mod gnubg;
 pub mod postgres;
+pub mod receiver;
 pub mod server;
 
 use std::collections::BTreeSet;

@@ -21,7 +21,7 @@ use clap::{Parser, Subcommand};
 use commands::act::{self, Action};
 use commands::{
     Context, analyze, bench, export, feed, hint, jans, matches, new, plays, plugin_check, plugins,
-    show, variants, verify, watch,
+    show, variants, verify, watch, webhooks,
 };
 use connection::TlsOptions;
 
@@ -108,6 +108,10 @@ enum Command {
     /// or the match ended, a match removed; `--kind action` for every
     /// action), each with its cursor, to resume from with `--after`.
     Feed(feed::Args),
+    /// Where the server's webhook deliveries stand (the operator's
+    /// token): each endpoint's counts, then each delivery, the newest
+    /// first, with its attempts and last error.
+    Webhooks(webhooks::Args),
     /// Writes the whole match to stdout in a format other programs read:
     /// `json` (the service's record, any variant), `mat` (the .mat text
     /// GNU Backgammon and eXtreme Gammon import) or `sgf` (gnubg's own), e.g.
@@ -223,6 +227,7 @@ fn run() -> Result<()> {
         Command::Watch(args) => watch::run(&cx, args),
         Command::Matches(args) => matches::run(&cx, args),
         Command::Feed(args) => feed::run(&cx, args),
+        Command::Webhooks(args) => webhooks::run(&cx, args),
         Command::Export(args) => export::run(&cx, args),
         Command::Verify(args) => verify::run(&cx, args),
         Command::Plugins => plugins::run(&cx),

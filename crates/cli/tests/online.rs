@@ -73,6 +73,28 @@ impl Server {
         tls: Option<bg_server::TlsFiles>,
         plugins: &[(&str, &str)],
     ) -> Server {
+        Server::launch_configured(database, token_key_file, tls, plugins, |_| {})
+    }
+
+    /// A server on SQLite with the standard plugin and webhooks to these
+    /// endpoints.
+    fn start_with_webhooks(webhooks: Vec<bg_server::fleet::webhooks::Endpoint>) -> Server {
+        Server::launch_configured(
+            bg_server::Database::Sqlite(None),
+            None,
+            None,
+            &[("bg_standard", "libbg_standard.so")],
+            move |config| config.webhooks = webhooks,
+        )
+    }
+
+    fn launch_configured(
+        database: bg_server::Database,
+        token_key_file: Option<&Path>,
+        tls: Option<bg_server::TlsFiles>,
+        plugins: &[(&str, &str)],
+        configure: impl FnOnce(&mut bg_server::Config),
+    ) -> Server {
         let plugins = plugin_dir(plugins);
         let data = tempfile::tempdir().unwrap();
         // A free port: bound, read, released for the server to take.
@@ -103,7 +125,10 @@ impl Server {
             operator_token: Some(OPERATOR_TOKEN.to_string()),
             feed_window: Some(Duration::from_secs(3600)),
             cors_origins: Vec::new(),
+            webhooks: Vec::new(),
         };
+        let mut config = config;
+        configure(&mut config);
         let mut server = Server {
             addr: format!("http://{listen}"),
             config,
@@ -1457,4 +1482,75 @@ fn bgctl_lists_the_matches_it_labelled_and_follows_the_feed() {
         since.lines().last().unwrap().contains("late=yes"),
         "{since}"
     );
+}
+
+/// Issue 46: the operator sees where webhook deliveries stand. The
+/// endpoint here is down (nothing listens on its port): each delivery is
+/// pending, retried, with the failure's reason.
+#[test]
+fn bgctl_webhooks_shows_each_endpoint_and_where_its_deliveries_stand() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        folder.path().join("s"),
+        "whsec_dGhlLWNsaS10ZXN0cy13ZWJob29rLXNlY3JldC0zMg==",
+    )
+    .unwrap();
+    let file = folder.path().join("webhooks.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[endpoint]]\nname = \"site\"\nurl = \"http://127.0.0.1:{port}/hooks\"\nsecret_file = \"s\"\nfirst_retry_seconds = 0.1\n"
+        ),
+    )
+    .unwrap();
+    let server = Server::start_with_webhooks(bg_server::fleet::webhooks::read(&file).unwrap());
+    let tokens = folder.path().join("tokens.json");
+    let operator = folder.path().join("operator.token");
+    std::fs::write(&operator, OPERATOR_TOKEN).unwrap();
+    let operator = operator.to_str().unwrap();
+    ok(bgctl(&server, &tokens, &["new", "--label", "t=1"]));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let shown = loop {
+        let shown = ok(bgctl(
+            &server,
+            &tokens,
+            &[
+                "webhooks",
+                "--operator-token-file",
+                operator,
+                "--state",
+                "pending",
+            ],
+        ));
+        // Retried: a second attempt (or more) has failed too.
+        if shown.contains(" created pending attempts=") && !shown.contains("attempts=1 ") {
+            break shown;
+        }
+        assert!(std::time::Instant::now() < deadline, "{shown}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "site http://127.0.0.1:{port}/hooks pending=1 delivered=0 failed=0"
+        )),
+        "{shown}"
+    );
+    assert!(
+        lines[1].contains(" next=") && lines[1].contains("error="),
+        "{shown}"
+    );
+    let counts = ok(bgctl(
+        &server,
+        &tokens,
+        &["webhooks", "--operator-token-file", operator, "--counts"],
+    ));
+    assert_eq!(counts.lines().count(), 1, "{counts}");
+    let refused = bgctl(&server, &tokens, &["webhooks"]);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("FLEET_ACCESS_DENIED"));
 }

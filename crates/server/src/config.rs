@@ -113,6 +113,8 @@ pub struct Config {
     /// The origins whose pages may call the API from a browser (CORS;
     /// none: no cross-origin call). gRPC-Web is always on.
     pub cors_origins: Vec<String>,
+    /// The endpoints the feed's events are POSTed to (none: no webhooks).
+    pub webhooks: Vec<crate::fleet::webhooks::Endpoint>,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and

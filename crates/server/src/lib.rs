@@ -135,7 +135,8 @@ async fn serve<S: GameStore>(
             .with_watchers_per_game(config.limits.watchers_per_game)
             .with_restart_grace(config.clock_restart_grace)
             .with_plugin_deadline(config.plugin_call_timeout)
-            .with_feed_window(config.feed_window),
+            .with_feed_window(config.feed_window)
+            .with_webhooks(config.webhooks.clone()),
     );
     if let Some(changes) = changes {
         // Another server's commits reach this server's watchers.
@@ -146,6 +147,7 @@ async fn serve<S: GameStore>(
         );
     }
     chores::start(&config, &store_for_chores, &games, &plugins, &stop_rx)?;
+    games.start_webhooks()?;
     // Requests may come compressed as gRPC clients send them (gzip,
     // deflate, zstd);
     // answers go uncompressed: they are small, and compressing costs more

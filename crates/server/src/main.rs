@@ -213,6 +213,12 @@ struct Cli {
     /// browsers refuse cross-origin calls.
     #[arg(long = "cors-origin", env = "BACKGAMMON_CORS_ORIGINS", value_delimiter = ',', value_parser = origin)]
     cors_origins: Vec<String>,
+    /// A TOML file of webhook endpoints: every event of the fleet feed
+    /// they ask for is POSTed to each, signed (Standard Webhooks), at
+    /// least once (docs/fleet.md shows the file). A mistake in it stops
+    /// the server at startup.
+    #[arg(long, env = "BACKGAMMON_WEBHOOKS_FILE")]
+    webhooks_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -499,6 +505,10 @@ fn main() -> Result<()> {
                     .ok()
                     .filter(|d| !d.is_zero()),
                 cors_origins: cli.cors_origins,
+                webhooks: match &cli.webhooks_file {
+                    Some(path) => bg_server::fleet::webhooks::read(path)?,
+                    None => Vec::new(),
+                },
                 limits: Limits {
                     connections: connections::Limits {
                         max_connections: cli.max_connections.max(1),

@@ -63,6 +63,7 @@ pub fn describe() {
         "Requests refused by an operator's limit (RESOURCE_EXHAUSTED), by limit"
     );
     bg_store::describe_metrics();
+    describe_webhooks();
     bg_plugin_host::describe_metrics();
     gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
 }
@@ -191,4 +192,59 @@ where
             Ok(response)
         })
     }
+}
+
+pub const WEBHOOK_ATTEMPTS: &str = "backgammon_webhook_attempts_total";
+pub const WEBHOOK_SECONDS: &str = "backgammon_webhook_attempt_duration_seconds";
+pub const WEBHOOK_PENDING: &str = "backgammon_webhook_pending";
+pub const WEBHOOK_OLDEST_PENDING: &str = "backgammon_webhook_oldest_pending_seconds";
+pub const WEBHOOK_EVENTS_MISSED: &str = "backgammon_webhook_events_missed_total";
+
+/// Says what the webhook metrics are.
+pub fn describe_webhooks() {
+    describe_counter!(
+        WEBHOOK_ATTEMPTS,
+        "Webhook delivery attempts, by endpoint and outcome (delivered, retried, failed: given up)"
+    );
+    describe_histogram!(
+        WEBHOOK_SECONDS,
+        "Time of a webhook delivery attempt, by endpoint"
+    );
+    describe_gauge!(
+        WEBHOOK_PENDING,
+        "Webhook deliveries not yet delivered nor given up, by endpoint (all replicas')"
+    );
+    describe_gauge!(
+        WEBHOOK_OLDEST_PENDING,
+        "Age of the oldest pending webhook delivery, by endpoint (0: none pending)"
+    );
+    describe_counter!(
+        WEBHOOK_EVENTS_MISSED,
+        "Times the feed was trimmed past a webhook endpoint's place (an endpoint idle longer than the feed's window)"
+    );
+}
+
+/// Counts an attempt's outcome.
+pub fn webhook_attempt(endpoint: &str, settled: &bg_store::Settled) {
+    let outcome = match settled {
+        bg_store::Settled::Delivered { .. } => "delivered",
+        bg_store::Settled::Retry { .. } => "retried",
+        bg_store::Settled::Failed { .. } => "failed",
+    };
+    counter!(WEBHOOK_ATTEMPTS, "endpoint" => endpoint.to_string(), "outcome" => outcome)
+        .increment(1);
+}
+
+/// Sets an endpoint's gauges from its counts.
+pub fn webhook_gauges(endpoint: &str, counts: &bg_store::DeliveryCounts, now_ms: u64) {
+    gauge!(WEBHOOK_PENDING, "endpoint" => endpoint.to_string()).set(counts.pending as f64);
+    let age = counts
+        .oldest_pending_ms
+        .map_or(0.0, |t| now_ms.saturating_sub(t) as f64 / 1000.0);
+    gauge!(WEBHOOK_OLDEST_PENDING, "endpoint" => endpoint.to_string()).set(age);
+}
+
+/// Counts a trim past an endpoint's place.
+pub fn webhook_events_missed(endpoint: &str) {
+    counter!(WEBHOOK_EVENTS_MISSED, "endpoint" => endpoint.to_string()).increment(1);
 }

@@ -390,4 +390,16 @@ impl<S: GameStore> GameService for Service<S> {
         let events = self.games.watch_matches(access, request.get_ref()).await?;
         Ok(Response::new(Box::pin(ReceiverStream::new(events))))
     }
+
+    async fn list_webhook_deliveries(
+        &self,
+        request: Request<pb::ListWebhookDeliveriesRequest>,
+    ) -> Result<Response<pb::ListWebhookDeliveriesResponse>, Status> {
+        let access = self.fleet_access(&request)?;
+        let answer = self
+            .games
+            .list_webhook_deliveries(access, request.get_ref())
+            .await?;
+        Ok(Response::new(answer))
+    }
 }

@@ -38,10 +38,16 @@ struct Replicas {
     servers: Vec<ServerProcess>,
     _folders: Vec<tempfile::TempDir>,
     plugins: tempfile::TempDir,
+    /// More arguments for every replica.
+    extra: Vec<String>,
 }
 
 impl Replicas {
     fn start(name: &str, count: usize) -> Option<Replicas> {
+        Replicas::start_with(name, count, &[])
+    }
+
+    fn start_with(name: &str, count: usize, extra: &[&str]) -> Option<Replicas> {
         let cluster = PgCluster::start()?;
         let url = cluster.create_database(name);
         let keys = tempfile::tempdir().unwrap();
@@ -61,6 +67,7 @@ impl Replicas {
             servers: Vec::new(),
             _folders: vec![keys],
             plugins,
+            extra: extra.iter().map(|a| a.to_string()).collect(),
         };
         for _ in 0..count {
             replicas.add();
@@ -71,23 +78,26 @@ impl Replicas {
     /// One more replica.
     fn add(&mut self) -> usize {
         let data = tempfile::tempdir().unwrap();
+        let operator_token = self.key.with_file_name("operator.token");
+        let mut args = vec![
+            "--database",
+            &self.url,
+            "--token-key-file",
+            self.key.to_str().unwrap(),
+            // Watchers hear of other replicas' commits by notices
+            // alone here: the periodic reading, a safety net for
+            // notices lost unnoticed, would hide a notice lost.
+            "--watch-resync-seconds",
+            "3600",
+            "--operator-token-file",
+            operator_token.to_str().unwrap(),
+        ];
+        args.extend(self.extra.iter().map(String::as_str));
         let server = ServerProcess::start_with(
             env!("CARGO_BIN_EXE_backgammond").as_ref(),
             self.plugins.path(),
             data.path(),
-            &[
-                "--database",
-                &self.url,
-                "--token-key-file",
-                self.key.to_str().unwrap(),
-                // Watchers hear of other replicas' commits by notices
-                // alone here: the periodic reading, a safety net for
-                // notices lost unnoticed, would hide a notice lost.
-                "--watch-resync-seconds",
-                "3600",
-                "--operator-token-file",
-                self.key.with_file_name("operator.token").to_str().unwrap(),
-            ],
+            &args,
         );
         self._folders.push(data);
         self.servers.push(server);
@@ -858,4 +868,176 @@ async fn the_feed_is_every_event_once_in_order_on_any_replica_through_a_kill() {
         let rest = next_match_events(&mut stream, whole.len() - i - 1, "the feed resumed").await;
         assert_eq!(ids(&rest), ids(&whole[i + 1..]), "resumed after event {i}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_replicas_deliver_every_event_and_a_deduplicating_receiver_sees_each_once() {
+    use bg_tests::receiver::{Answer, Receiver};
+    const SECRET: &str = "whsec_dGhlLXJlcGxpY2EtdGVzdHMtd2ViaG9vay1zZWNyZXQ=";
+    let receiver = Receiver::start(Answer::Accept).await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("s"), SECRET).unwrap();
+    let file = folder.path().join("webhooks.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[endpoint]]\nname = \"site\"\nurl = \"{}\"\nsecret_file = \"s\"\n",
+            receiver.url("/hooks")
+        ),
+    )
+    .unwrap();
+    let Some(replicas) =
+        Replicas::start_with("webhooks", 2, &["--webhooks-file", file.to_str().unwrap()])
+    else {
+        return;
+    };
+    // Ten one-point matches created and resigned on each replica, at once.
+    let mut tasks = Vec::new();
+    for addr in replicas.addrs() {
+        tasks.push(tokio::spawn(async move {
+            let mut client = connect(&addr).await;
+            for _ in 0..10 {
+                let mut g = new_game(
+                    &mut client,
+                    pb::MatchSettings {
+                        match_length: 1,
+                        ..Default::default()
+                    },
+                )
+                .await;
+                resign(&mut client, &mut g).await;
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let mut client = connect(&replicas.addrs()[0]).await;
+    let mut feed = client
+        .watch_matches(with_token(
+            pb::WatchMatchesRequest {
+                from_oldest: true,
+                ..Default::default()
+            },
+            OPERATOR,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let expected: std::collections::BTreeSet<String> = next_match_events(&mut feed, 60, "the feed")
+        .await
+        .into_iter()
+        .map(|e| e.event_id)
+        .collect();
+    assert_eq!(expected.len(), 60);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let got = loop {
+        let got = receiver.received();
+        let ids: std::collections::BTreeSet<String> = got.iter().map(|r| r.id()).collect();
+        if ids == expected {
+            break got;
+        }
+        assert!(
+            ids.is_subset(&expected) && Instant::now() < deadline,
+            "received {} of {}, or events not in the feed",
+            ids.len(),
+            expected.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let verifier = standardwebhooks::Webhook::new(SECRET).unwrap();
+    for r in &got {
+        verifier.verify(&r.body, &r.headers).unwrap();
+    }
+    // A receiver that deduplicates by id sees each once; staged once
+    // whichever replica read the feed, so none is sent twice here.
+    assert_eq!(
+        got.len(),
+        expected.len(),
+        "an event sent twice without a crash"
+    );
+    // Both replicas count the same deliveries.
+    for addr in replicas.addrs() {
+        let mut client = connect(&addr).await;
+        let listed = client
+            .list_webhook_deliveries(with_token(
+                pb::ListWebhookDeliveriesRequest::default(),
+                OPERATOR,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(listed.endpoints[0].delivered, 60, "{addr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_matches_pages_through_ten_thousand_matches_alike_on_two_replicas_while_both_create() {
+    let Some(replicas) = Replicas::start_with("fleet_lists", 2, &["--new-games-per-second", "0"])
+    else {
+        return;
+    };
+    let addrs = replicas.addrs();
+    // 10,000 matches, by 16 callers at once, half on each replica.
+    let mut tasks = Vec::new();
+    for worker in 0..16 {
+        let addr = addrs[worker % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            let mut client = connect(&addr).await;
+            let mut ids = Vec::new();
+            for _ in 0..625 {
+                ids.push(new_game(&mut client, long_match()).await.id());
+            }
+            ids
+        }));
+    }
+    let mut made = std::collections::HashSet::new();
+    for task in tasks {
+        made.extend(task.await.unwrap());
+    }
+    assert_eq!(made.len(), 10_000);
+    // While the list is paged, both replicas create more.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut busy = Vec::new();
+    for addr in addrs.clone() {
+        let stop = stop.clone();
+        busy.push(tokio::spawn(async move {
+            let mut client = connect(&addr).await;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                new_game(&mut client, long_match()).await;
+            }
+        }));
+    }
+    // Each page asked of the other replica than the one before, with the
+    // token that replica gave.
+    let mut clients = replicas.clients().await;
+    let mut listed = Vec::new();
+    let mut token = String::new();
+    for page in 0.. {
+        let answer = clients[page % 2]
+            .list_matches(with_token(
+                pb::ListMatchesRequest {
+                    page_size: 337,
+                    page_token: token.clone(),
+                    ..Default::default()
+                },
+                OPERATOR,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        listed.extend(answer.matches.into_iter().map(|g| g.game_id));
+        if answer.next_page_token.is_empty() {
+            break;
+        }
+        token = answer.next_page_token;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for task in busy {
+        task.await.unwrap();
+    }
+    let unique: std::collections::HashSet<&String> = listed.iter().collect();
+    assert_eq!(unique.len(), listed.len(), "no match repeated");
+    let skipped = made.iter().filter(|id| !unique.contains(id)).count();
+    assert_eq!(skipped, 0, "matches made before the list skipped");
 }

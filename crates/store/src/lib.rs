@@ -35,12 +35,14 @@ mod list;
 mod postgres;
 mod rows;
 mod sqlite;
+mod webhooks;
 
 use std::future::Future;
 use std::time::SystemTime;
 
 pub use postgres::PgStore;
 pub use sqlite::{Durability, SqliteStore};
+pub use webhooks::{Delivery, DeliveryCounts, DeliveryQuery, DeliveryState, NewDelivery, Settled};
 
 /// The writes committed together, as a histogram (SQLite's group commit;
 /// 1 for each PostgreSQL commit).
@@ -543,6 +545,70 @@ pub trait GameStore: Clone + Send + Sync + 'static {
 
     /// Removes the feed rows committed before `before_ms` (milliseconds
     /// since the Unix epoch), and the removed matches' words kept as long;
-    /// returns how many rows.
+    /// returns how many rows. Rows a webhook endpoint active since
+    /// `before_ms` has not staged yet are kept.
     fn trim_feed(&self, before_ms: u64) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// An endpoint's place in the feed: the one stored, or, for an
+    /// endpoint never seen, `start` (recorded). Of several servers
+    /// starting at once, the first wins and the others learn its place.
+    fn webhook_place(
+        &self,
+        endpoint: &str,
+        start: FeedPosition,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<FeedPosition, StoreError>> + Send;
+
+    /// Stages `deliveries` for an endpoint and moves its place from
+    /// `from` to `to`, all or nothing, if its place is still `from`
+    /// (false, and nothing written, when another server moved it first).
+    /// A delivery already staged (same endpoint and event id) is kept as
+    /// it is.
+    fn stage_deliveries(
+        &self,
+        endpoint: &str,
+        from: FeedPosition,
+        to: FeedPosition,
+        deliveries: &[NewDelivery],
+        now_ms: u64,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Claims at most `limit` of an endpoint's pending deliveries due by
+    /// `now_ms`, the earliest due first, until `lease_until_ms`: each
+    /// counts an attempt, and no other claim takes it before the lease
+    /// runs out. Rows another server is claiming are passed over.
+    fn claim_deliveries(
+        &self,
+        endpoint: &str,
+        now_ms: u64,
+        lease_until_ms: u64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<Delivery>, StoreError>> + Send;
+
+    /// Records what came of attempts (by event id), for deliveries still
+    /// pending: one delivered or given up is left as it is.
+    fn settle_deliveries(
+        &self,
+        endpoint: &str,
+        settled: &[(String, Settled)],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// An endpoint's deliveries, counted by state.
+    fn delivery_counts(
+        &self,
+        endpoint: &str,
+    ) -> impl Future<Output = Result<DeliveryCounts, StoreError>> + Send;
+
+    /// Deliveries, newest staged first (see [`DeliveryQuery`]).
+    fn list_deliveries(
+        &self,
+        query: &DeliveryQuery,
+    ) -> impl Future<Output = Result<Vec<Delivery>, StoreError>> + Send;
+
+    /// Removes the deliveries delivered or given up before `before_ms`;
+    /// returns how many.
+    fn forget_deliveries(
+        &self,
+        before_ms: u64,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }

@@ -36,6 +36,8 @@ use crate::rows::{
 };
 use crate::{Applied, Change, GameRecord, GameStore, LogEntry, RequestRecord, StoreError};
 
+mod webhooks;
+
 /// The channel commits are announced on; the payload is
 /// `"<game id> <version>"`.
 const CHANNEL: &str = "backgammon_game_versions";
@@ -902,6 +904,61 @@ impl GameStore for PgStore {
             None => Ok(0),
         }
     }
+
+    async fn webhook_place(
+        &self,
+        endpoint: &str,
+        start: crate::FeedPosition,
+        now_ms: u64,
+    ) -> Result<crate::FeedPosition, StoreError> {
+        self.webhook_place_pg(endpoint, start, now_ms).await
+    }
+
+    async fn stage_deliveries(
+        &self,
+        endpoint: &str,
+        from: crate::FeedPosition,
+        to: crate::FeedPosition,
+        deliveries: &[crate::NewDelivery],
+        now_ms: u64,
+    ) -> Result<bool, StoreError> {
+        self.stage_deliveries_pg(endpoint, from, to, deliveries, now_ms)
+            .await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        endpoint: &str,
+        now_ms: u64,
+        lease_until_ms: u64,
+        limit: u32,
+    ) -> Result<Vec<crate::Delivery>, StoreError> {
+        self.claim_deliveries_pg(endpoint, now_ms, lease_until_ms, limit)
+            .await
+    }
+
+    async fn settle_deliveries(
+        &self,
+        endpoint: &str,
+        settled: &[(String, crate::Settled)],
+    ) -> Result<(), StoreError> {
+        self.settle_deliveries_pg(endpoint, settled).await
+    }
+
+    async fn delivery_counts(&self, endpoint: &str) -> Result<crate::DeliveryCounts, StoreError> {
+        self.delivery_counts_pg(endpoint).await
+    }
+
+    async fn list_deliveries(
+        &self,
+        query: &crate::DeliveryQuery,
+    ) -> Result<Vec<crate::Delivery>, StoreError> {
+        self.list_deliveries_pg(query).await
+    }
+
+    async fn forget_deliveries(&self, before_ms: u64) -> Result<u64, StoreError> {
+        self.forget_deliveries_pg(before_ms).await
+    }
 }
 
 /// The place of a feed row: its transaction id (as text: xid8) and seq.
@@ -917,17 +974,22 @@ fn feed_position(row: &sqlx::postgres::PgRow) -> Result<crate::FeedPosition, Sto
 }
 
 /// The feed rows before the first committed at `$1` (ms) or later, in
-/// commit order, among those every reader may read, removed (walked from
+/// commit order, among those every reader may read and every webhook
+/// endpoint active since `$1` has staged, removed (walked from
 /// the oldest: no index by time, which every action would pay for); the
 /// newest place removed recorded in `settings` as 16 bytes (tx, seq
 /// big-endian), unless a higher one is there.
 const TRIM_FEED: &str = "\
 WITH kept AS (
     SELECT tx, seq FROM feed WHERE at_ms >= $1 ORDER BY tx, seq LIMIT 1
+), held AS (
+    SELECT after_tx AS tx, after_seq AS seq FROM webhook_endpoints
+    WHERE active_ms >= $1 ORDER BY after_tx, after_seq LIMIT 1
 ), last AS (
     SELECT f.tx, f.seq FROM feed f
     WHERE f.tx < pg_snapshot_xmin(pg_current_snapshot())
       AND (NOT EXISTS (SELECT 1 FROM kept) OR (f.tx, f.seq) < (SELECT tx, seq FROM kept))
+      AND (NOT EXISTS (SELECT 1 FROM held) OR (f.tx, f.seq) <= (SELECT tx, seq FROM held))
     ORDER BY f.tx DESC, f.seq DESC LIMIT 1
 ), removed AS (
     DELETE FROM feed f USING last WHERE (f.tx, f.seq) <= (last.tx, last.seq)

@@ -284,3 +284,41 @@ where
         answer,
     })
 }
+
+/// A row of `webhook_deliveries` (its integers read as 64 bits: each
+/// store casts them so).
+pub(crate) fn delivery<R>(row: &R) -> Result<crate::Delivery, StoreError>
+where
+    R: Row,
+    for<'n> &'n str: ColumnIndex<R>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let endpoint: String = column(row, "endpoint", "a webhook delivery")?;
+    let event_id: String = column(row, "event_id", "a webhook delivery")?;
+    let what = format!("webhook delivery {endpoint} {event_id}");
+    let what = what.as_str();
+    let kind: i64 = column(row, "kind", what)?;
+    let state: i64 = column(row, "state", what)?;
+    let attempts: i64 = column(row, "attempts", what)?;
+    let queued_ms: i64 = column(row, "queued_ms", what)?;
+    let next_ms: i64 = column(row, "next_ms", what)?;
+    let done_ms: Option<i64> = column(row, "done_ms", what)?;
+    Ok(crate::Delivery {
+        kind: i32::try_from(kind)
+            .map_err(|_| StoreError::Corrupt(format!("{what}: kind {kind}")))?,
+        game_id: column(row, "game_id", what)?,
+        payload: column(row, "payload", what)?,
+        state: crate::DeliveryState::of_code(state)
+            .ok_or_else(|| StoreError::Corrupt(format!("{what}: state {state}")))?,
+        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+        queued_ms: u64::try_from(queued_ms).unwrap_or(0),
+        next_ms: u64::try_from(next_ms).unwrap_or(0),
+        done_ms: done_ms.map(|ms| u64::try_from(ms).unwrap_or(0)),
+        last_error: column(row, "last_error", what)?,
+        endpoint,
+        event_id,
+    })
+}

@@ -20,6 +20,7 @@ use crate::{
     MatchRow, NEW_GAME_SCOPE, RequestRecord, StoreError,
 };
 
+mod webhooks;
 mod writer;
 
 use writer::{Job, RequestRow, Write, WriteKind};
@@ -109,6 +110,9 @@ pub struct SqliteStore {
     /// For maintenance writes (forgetting old request ids), on connections
     /// of their own.
     options: SqliteConnectOptions,
+    /// The one connection webhook deliveries are written on (opened when
+    /// first used).
+    side: SqlitePool,
     writable: watch::Receiver<bool>,
     #[cfg(test)]
     faults: std::sync::Arc<writer::faults::Faults>,
@@ -151,10 +155,14 @@ impl SqliteStore {
         for file in [suffixed(path, "-wal"), suffixed(path, "-shm")] {
             owner_only_if_present(&file)?;
         }
+        let side = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_lazy_with(options.clone());
         Ok(SqliteStore {
             jobs,
             readers,
             options,
+            side,
             writable,
             #[cfg(test)]
             faults,
@@ -598,6 +606,17 @@ impl GameStore for SqliteStore {
                     .await?
             }
         };
+        // Not past what a webhook endpoint active within the window has
+        // yet to stage.
+        let held: Option<i64> =
+            sqlx::query_scalar("SELECT min(after_seq) FROM webhook_endpoints WHERE active_ms >= ?")
+                .bind(before)
+                .fetch_one(&mut *transaction)
+                .await?;
+        let last = match (last, held) {
+            (Some(last), Some(held)) => Some(last.min(held)).filter(|&l| l > 0),
+            (last, _) => last,
+        };
         let Some(last) = last else {
             transaction.rollback().await?;
             return Ok(0);
@@ -607,6 +626,11 @@ impl GameStore for SqliteStore {
             .execute(&mut *transaction)
             .await?
             .rows_affected();
+        if removed == 0 {
+            // Held back to rows trimmed already: the place stays.
+            transaction.rollback().await?;
+            return Ok(0);
+        }
         // A removed match's words go with its removal's row (its last).
         sqlx::query("DELETE FROM removed_matches WHERE removal_seq <= ?")
             .bind(last)
@@ -627,6 +651,61 @@ impl GameStore for SqliteStore {
         transaction.commit().await?;
         connection.close().await?;
         Ok(removed)
+    }
+
+    async fn webhook_place(
+        &self,
+        endpoint: &str,
+        start: FeedPosition,
+        now_ms: u64,
+    ) -> Result<FeedPosition, StoreError> {
+        self.webhook_place_sqlite(endpoint, start, now_ms).await
+    }
+
+    async fn stage_deliveries(
+        &self,
+        endpoint: &str,
+        from: FeedPosition,
+        to: FeedPosition,
+        deliveries: &[crate::NewDelivery],
+        now_ms: u64,
+    ) -> Result<bool, StoreError> {
+        self.stage_deliveries_sqlite(endpoint, from, to, deliveries, now_ms)
+            .await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        endpoint: &str,
+        now_ms: u64,
+        lease_until_ms: u64,
+        limit: u32,
+    ) -> Result<Vec<crate::Delivery>, StoreError> {
+        self.claim_deliveries_sqlite(endpoint, now_ms, lease_until_ms, limit)
+            .await
+    }
+
+    async fn settle_deliveries(
+        &self,
+        endpoint: &str,
+        settled: &[(String, crate::Settled)],
+    ) -> Result<(), StoreError> {
+        self.settle_deliveries_sqlite(endpoint, settled).await
+    }
+
+    async fn delivery_counts(&self, endpoint: &str) -> Result<crate::DeliveryCounts, StoreError> {
+        self.delivery_counts_sqlite(endpoint).await
+    }
+
+    async fn list_deliveries(
+        &self,
+        query: &crate::DeliveryQuery,
+    ) -> Result<Vec<crate::Delivery>, StoreError> {
+        self.list_deliveries_sqlite(query).await
+    }
+
+    async fn forget_deliveries(&self, before_ms: u64) -> Result<u64, StoreError> {
+        self.forget_deliveries_sqlite(before_ms).await
     }
 }
 

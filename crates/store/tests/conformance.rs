@@ -1839,6 +1839,8 @@ conformance! {
     matches_are_listed_by_page_in_either_order_and_filtered,
     the_feed_gives_every_commit_once_in_commit_order_with_its_match_s_words,
     the_feed_is_trimmed_by_age_and_says_how_far,
+    webhook_deliveries_are_staged_once_claimed_for_a_lease_and_settled,
+    the_feed_keeps_what_an_active_webhook_endpoint_has_not_staged,
 }
 
 // ---- The fleet: the index, lists and the feed ---------------------------------
@@ -2187,6 +2189,199 @@ async fn the_feed_is_trimmed_by_age_and_says_how_far<B: Backend>(place: &B) {
     let bounds = store.feed_bounds().await.unwrap();
     assert_eq!(bounds.trimmed, rows[1].position);
     assert_eq!(bounds.head, bounds.trimmed);
+}
+
+// ---- Webhooks --------------------------------------------------------------
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+fn delivery(id: &str) -> bg_store::NewDelivery {
+    bg_store::NewDelivery {
+        event_id: id.into(),
+        kind: 3,
+        game_id: "g".into(),
+        payload: format!("{{\"id\":\"{id}\"}}").into_bytes(),
+    }
+}
+
+async fn webhook_deliveries_are_staged_once_claimed_for_a_lease_and_settled<B: Backend>(place: &B) {
+    use bg_store::{DeliveryQuery, DeliveryState, Settled};
+    let store = place.open().await;
+    let p = |seq| FeedPosition { tx: 0, seq };
+    let start = store.webhook_place("site", p(0), 1).await.unwrap();
+    // A second server starting learns the first one's place.
+    assert_eq!(store.webhook_place("site", p(9), 1).await.unwrap(), start);
+    let to = FeedPosition { seq: 5, ..start };
+    let now = now_ms();
+    assert!(
+        store
+            .stage_deliveries("site", start, to, &[delivery("a"), delivery("b")], now)
+            .await
+            .unwrap()
+    );
+    // Staging from a place another server moved from: nothing written.
+    assert!(
+        !store
+            .stage_deliveries("site", start, to, &[delivery("c")], now)
+            .await
+            .unwrap()
+    );
+    // The same event staged again (a retried staging) is kept once.
+    let further = FeedPosition { seq: 6, ..start };
+    assert!(
+        store
+            .stage_deliveries("site", to, further, &[delivery("a")], now)
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.webhook_place("site", p(0), 1).await.unwrap(), further);
+    let counts = store.delivery_counts("site").await.unwrap();
+    assert_eq!((counts.pending, counts.delivered), (2, 0));
+    assert_eq!(counts.oldest_pending_ms, Some(now));
+    // Claimed for a lease: counted an attempt, and no other claim takes
+    // them until it runs out.
+    let claimed = store
+        .claim_deliveries("site", now, now + 1000, 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2);
+    assert!(
+        claimed
+            .iter()
+            .all(|d| d.attempts == 1 && d.next_ms == now + 1000)
+    );
+    assert_eq!(claimed[0].payload, br#"{"id":"a"}"#);
+    assert!(
+        store
+            .claim_deliveries("site", now + 999, now + 2000, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .claim_deliveries("other", now + 5000, now + 6000, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // A server that died mid-delivery: due again when the lease ran out.
+    let again = store
+        .claim_deliveries("site", now + 1000, now + 2000, 1)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1, "at most the limit");
+    assert_eq!(again[0].attempts, 2);
+    store
+        .settle_deliveries(
+            "site",
+            &[
+                ("a".into(), Settled::Delivered { at_ms: now + 1 }),
+                (
+                    "b".into(),
+                    Settled::Retry {
+                        next_ms: now + 50,
+                        error: "HTTP 503".into(),
+                    },
+                ),
+            ],
+        )
+        .await
+        .unwrap();
+    // Settled once: a late answer for one delivered changes nothing.
+    store
+        .settle_deliveries(
+            "site",
+            &[(
+                "a".into(),
+                Settled::Failed {
+                    at_ms: now + 2,
+                    error: "late".into(),
+                },
+            )],
+        )
+        .await
+        .unwrap();
+    let listed = store
+        .list_deliveries(&DeliveryQuery {
+            endpoint: Some("site".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let a = listed.iter().find(|d| d.event_id == "a").unwrap();
+    let b = listed.iter().find(|d| d.event_id == "b").unwrap();
+    assert_eq!(
+        (a.state, a.done_ms),
+        (DeliveryState::Delivered, Some(now + 1))
+    );
+    assert_eq!(a.last_error, "");
+    assert_eq!((b.state, b.next_ms), (DeliveryState::Pending, now + 50));
+    assert_eq!(b.last_error, "HTTP 503");
+    let only_b = store
+        .list_deliveries(&DeliveryQuery {
+            state: Some(DeliveryState::Pending),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(only_b.len(), 1);
+    assert_eq!(only_b[0].event_id, "b");
+    let counts = store.delivery_counts("site").await.unwrap();
+    assert_eq!((counts.pending, counts.delivered, counts.failed), (1, 1, 0));
+    // Forgotten once settled long enough: the pending one stays.
+    assert_eq!(store.forget_deliveries(now + 2).await.unwrap(), 1);
+    assert_eq!(store.forget_deliveries(now + 100_000).await.unwrap(), 0);
+    assert_eq!(store.delivery_counts("site").await.unwrap().pending, 1);
+}
+
+async fn the_feed_keeps_what_an_active_webhook_endpoint_has_not_staged<B: Backend>(place: &B) {
+    let store = place.open().await;
+    for id in ["one", "two", "three"] {
+        store
+            .create(&indexed(id, 1, ["", ""], ""), &fed(1, 0b10, b""), None)
+            .await
+            .unwrap();
+    }
+    let rows = settled(&store, 3, false).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let cut = now_ms();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    // An endpoint active since the cut, which has staged the first row
+    // only.
+    let start = store
+        .webhook_place("site", rows[0].position, now_ms())
+        .await
+        .unwrap();
+    assert_eq!(start, rows[0].position);
+    assert_eq!(
+        store.trim_feed(cut).await.unwrap(),
+        1,
+        "the staged row only"
+    );
+    assert_eq!(store.feed_bounds().await.unwrap().trimmed, rows[0].position);
+    assert_eq!(
+        store.trim_feed(cut).await.unwrap(),
+        0,
+        "nothing it has yet to stage"
+    );
+    assert!(
+        store
+            .stage_deliveries("site", start, rows[1].position, &[], now_ms())
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.trim_feed(cut).await.unwrap(), 1);
+    // An endpoint idle longer than the window holds nothing back.
+    assert_eq!(store.trim_feed(now_ms() + 60_000).await.unwrap(), 1);
+    assert_eq!(store.feed_bounds().await.unwrap().trimmed, rows[2].position);
 }
 
 // ---- Notices ---------------------------------------------------------------

@@ -23,6 +23,7 @@ pub mod show;
 pub mod variants;
 pub mod verify;
 pub mod watch;
+pub mod webhooks;
 
 use std::path::{Path, PathBuf};
 

@@ -110,3 +110,56 @@ pub fn match_event(e: &pb::MatchEvent) -> String {
         e.cursor
     )
 }
+
+/// A delivery state's name.
+fn delivery_state(state: i32) -> &'static str {
+    match pb::DeliveryState::try_from(state) {
+        Ok(pb::DeliveryState::Pending) => "pending",
+        Ok(pb::DeliveryState::Delivered) => "delivered",
+        Ok(pb::DeliveryState::Failed) => "failed",
+        _ => "-",
+    }
+}
+
+/// `NAME URL pending=N delivered=N failed=N oldest-pending=TIME`.
+pub fn webhook_endpoint(e: &pb::WebhookEndpoint) -> String {
+    format!(
+        "{} {} pending={} delivered={} failed={} oldest-pending={}",
+        e.name,
+        e.url,
+        e.pending,
+        e.delivered,
+        e.failed,
+        time(e.oldest_pending.as_ref()),
+    )
+}
+
+/// `ENDPOINT EVENT_ID KIND STATE attempts=N queued=... next=... settled=... error=...`.
+pub fn webhook_delivery(d: &pb::WebhookDelivery) -> String {
+    let kind = pb::MatchEventKind::try_from(d.kind)
+        .map(|k| {
+            k.as_str_name()
+                .trim_start_matches("MATCH_EVENT_KIND_")
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_else(|_| "-".into());
+    let mut line = format!(
+        "{} {} {} {} attempts={} queued={}",
+        d.endpoint,
+        d.event_id,
+        kind,
+        delivery_state(d.state),
+        d.attempts,
+        time(d.queued_at.as_ref()),
+    );
+    if let Some(next) = &d.next_attempt_at {
+        line.push_str(&format!(" next={next}"));
+    }
+    if let Some(settled) = &d.settled_at {
+        line.push_str(&format!(" settled={settled}"));
+    }
+    if !d.last_error.is_empty() {
+        line.push_str(&format!(" error={:?}", d.last_error));
+    }
+    line
+}

@@ -13,7 +13,7 @@ pub mod words;
 use bg_api::v1 as pb;
 
 pub use board::{render, render_after};
-pub use fleet::{match_event, summary};
+pub use fleet::{match_event, summary, webhook_delivery, webhook_endpoint};
 pub use settings::in_effect;
 
 /// A seat as players name it (`-` for none).

@@ -11,6 +11,7 @@
 pub mod feed;
 pub mod labels;
 pub mod tokens;
+pub mod webhooks;
 
 use std::time::Duration;
 

@@ -30,6 +30,7 @@ mod retention;
 mod retries;
 mod seats;
 mod watchers;
+mod webhooks;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -78,6 +79,8 @@ pub struct Games<S> {
     /// Woken at each commit seen (this server's, or another's notice):
     /// fleet feeds read again.
     feed_wake: Arc<tokio::sync::Notify>,
+    /// The webhook endpoints the operator configured.
+    webhooks: Arc<[Arc<crate::fleet::webhooks::Endpoint>]>,
 }
 
 /// How long work calling a plugin may take by default.
@@ -132,7 +135,15 @@ impl<S: GameStore> Games<S> {
             fleet_key: crate::fleet::TokenKey::derive(&secret),
             feed_window: Some(crate::fleet::DEFAULT_FEED_WINDOW),
             feed_wake: Arc::new(tokio::sync::Notify::new()),
+            webhooks: Arc::new([]),
         }
+    }
+
+    /// Delivers the feed's events to these endpoints
+    /// ([`start_webhooks`](Self::start_webhooks) starts them).
+    pub fn with_webhooks(mut self, endpoints: Vec<crate::fleet::webhooks::Endpoint>) -> Games<S> {
+        self.webhooks = endpoints.into_iter().map(Arc::new).collect();
+        self
     }
 
     /// The feed keeps events for `window` (None: for good).

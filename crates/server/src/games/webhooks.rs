@@ -1,0 +1,516 @@
+//! Delivering webhooks: for each endpoint, a stager that turns the feed's
+//! rows into delivery rows, and a sender that claims due deliveries,
+//! POSTs them and records what came of each.
+//!
+//! The promises, and what keeps them:
+//! - **Durable.** An event's feed row is committed with its action (the
+//!   outbox); the stager writes its deliveries and moves the endpoint's
+//!   place in one transaction; the feed's trim keeps rows an active
+//!   endpoint has not staged. A crash between any two steps leaves either
+//!   the row unstaged (staged again) or the delivery pending (sent again).
+//! - **At least once, one replica at a time.** A claim holds a delivery
+//!   for a lease (longer than an attempt may take): a server that dies
+//!   mid-delivery leaves it due again when the lease runs out, so a
+//!   receiver may see an event twice and deduplicates by `webhook-id`.
+//! - **Never slows the game.** Both loops run beside the actions, read
+//!   what was committed and write on their own connection; an action
+//!   never waits for a delivery.
+//!
+//! Deliveries are not sent in order (retries overtake): an event's
+//! version orders a match's events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bg_api::v1 as pb;
+use bg_store::{Delivery, DeliveryQuery, DeliveryState, FeedRow, GameStore, NewDelivery, Settled};
+use prost::Message;
+use tokio::sync::{Notify, watch};
+
+use super::Games;
+use super::events::log_api_events;
+use crate::error::{ApiError, Reason};
+use crate::fleet::Access;
+use crate::fleet::feed::{self, bit};
+use crate::fleet::webhooks::Endpoint;
+use crate::fleet::webhooks::post::{Attempt, Poster};
+use crate::metrics;
+
+/// Feed rows read a time.
+const STAGE_BATCH: u32 = 500;
+/// Deliveries claimed (and sent at once) a time.
+const SEND_BATCH: u32 = 32;
+/// The least time between two reads of the feed (commits wake the
+/// stager; it reads them in groups).
+const STAGE_EVERY: Duration = Duration::from_millis(100);
+/// How often loops look again without being woken (another replica's
+/// commits and deliveries falling due).
+const POLL: Duration = Duration::from_secs(1);
+/// The longest a place may stay unwritten while only rows with nothing
+/// to deliver are read.
+const PLACE_EVERY: Duration = Duration::from_secs(1);
+/// How often the gauges are read, and settled deliveries forgotten.
+const GAUGES_EVERY: Duration = Duration::from_secs(5);
+/// How long deliveries delivered or given up are kept (for the operator's
+/// look, `ListWebhookDeliveries`).
+pub const KEEP_SETTLED: Duration = Duration::from_secs(3 * 24 * 3600);
+
+/// The proto's JSON mapping of a `MatchEvent`, from the API's descriptor
+/// set (the body every webhook carries).
+#[derive(Clone)]
+pub(crate) struct JsonBodies {
+    descriptor: prost_reflect::MessageDescriptor,
+}
+
+impl JsonBodies {
+    pub(crate) fn new() -> anyhow::Result<JsonBodies> {
+        let pool = prost_reflect::DescriptorPool::decode(pb::FILE_DESCRIPTOR_SET)?;
+        let descriptor = pool
+            .get_message_by_name("backgammon.v1.MatchEvent")
+            .ok_or_else(|| anyhow::anyhow!("the API's descriptors lack MatchEvent"))?;
+        Ok(JsonBodies { descriptor })
+    }
+
+    pub(crate) fn of(&self, event: &pb::MatchEvent) -> Vec<u8> {
+        let bytes = event.encode_to_vec();
+        // The server's own message, encoded just now: it decodes, and a
+        // dynamic message serialises.
+        match prost_reflect::DynamicMessage::decode(self.descriptor.clone(), bytes.as_slice()) {
+            Ok(message) => serde_json::to_vec(&message).unwrap_or_default(),
+            Err(e) => {
+                tracing::error!(error = %e, "a MatchEvent did not decode as itself");
+                Vec::new()
+            }
+        }
+    }
+}
+
+impl<S: GameStore> Games<S> {
+    /// Starts each endpoint's stager, sender and gauges; they stop when
+    /// the server does.
+    pub fn start_webhooks(&self) -> anyhow::Result<()> {
+        if self.webhooks.is_empty() {
+            return Ok(());
+        }
+        let bodies = JsonBodies::new()?;
+        for endpoint in self.webhooks.iter() {
+            let poster = Poster::new(endpoint)?;
+            let staged = Arc::new(Notify::new());
+            let stager = Stager {
+                store: self.store.clone(),
+                endpoint: endpoint.clone(),
+                key: self.fleet_key.clone(),
+                wake: self.feed_wake.clone(),
+                staged: staged.clone(),
+                bodies: bodies.clone(),
+                stop: self.shutdown.clone(),
+            };
+            tokio::spawn(stager.run());
+            let sender = Sender {
+                store: self.store.clone(),
+                endpoint: endpoint.clone(),
+                poster,
+                staged,
+                stop: self.shutdown.clone(),
+            };
+            tokio::spawn(sender.run());
+            tokio::spawn(gauges(
+                self.store.clone(),
+                endpoint.clone(),
+                self.shutdown.clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The endpoints' counts and deliveries, for the operator only.
+    pub async fn list_webhook_deliveries(
+        &self,
+        access: Access,
+        r: &pb::ListWebhookDeliveriesRequest,
+    ) -> Result<pb::ListWebhookDeliveriesResponse, ApiError> {
+        if access != Access::Operator {
+            return Err(ApiError::new(
+                Reason::FleetAccessDenied,
+                "webhook deliveries are the operator's to see: send the operator's token",
+            ));
+        }
+        if !r.endpoint.is_empty() && !self.webhooks.iter().any(|e| e.name == r.endpoint) {
+            return Err(ApiError::invalid(
+                "endpoint",
+                format!("no webhook endpoint is named {:?}", r.endpoint),
+            ));
+        }
+        let limit = match r.page_size {
+            n if n < 0 => return Err(ApiError::invalid("page_size", "page_size is negative")),
+            0 => 100,
+            n => (n as u32).min(1000),
+        };
+        let state = match pb::DeliveryState::try_from(r.state) {
+            Ok(pb::DeliveryState::Unspecified) => None,
+            Ok(pb::DeliveryState::Pending) => Some(DeliveryState::Pending),
+            Ok(pb::DeliveryState::Delivered) => Some(DeliveryState::Delivered),
+            Ok(pb::DeliveryState::Failed) => Some(DeliveryState::Failed),
+            Err(_) => {
+                return Err(ApiError::invalid(
+                    "state",
+                    format!("{} is no delivery state", r.state),
+                ));
+            }
+        };
+        let text = |field: &'static str, value: &str| -> Result<Option<String>, ApiError> {
+            if value.len() > 256 || value.chars().any(char::is_control) {
+                return Err(ApiError::invalid(
+                    field,
+                    format!("{field}: at most 256 bytes, no control characters"),
+                ));
+            }
+            Ok((!value.is_empty()).then(|| value.to_string()))
+        };
+        let query = DeliveryQuery {
+            endpoint: text("endpoint", &r.endpoint)?,
+            state,
+            game_id: text("game_id", &r.game_id)?,
+            event_id: text("event_id", &r.event_id)?,
+            limit,
+        };
+        let deliveries = self
+            .store
+            .list_deliveries(&query)
+            .await
+            .map_err(ApiError::store)?;
+        let mut endpoints = Vec::new();
+        for e in self.webhooks.iter() {
+            let counts = self
+                .store
+                .delivery_counts(&e.name)
+                .await
+                .map_err(ApiError::store)?;
+            endpoints.push(pb::WebhookEndpoint {
+                name: e.name.clone(),
+                url: e.shown_url(),
+                pending: counts.pending,
+                delivered: counts.delivered,
+                failed: counts.failed,
+                oldest_pending: counts
+                    .oldest_pending_ms
+                    .map(crate::convert::to_api::timestamp),
+            });
+        }
+        Ok(pb::ListWebhookDeliveriesResponse {
+            endpoints,
+            deliveries: deliveries.iter().map(delivery_to_api).collect(),
+        })
+    }
+}
+
+fn delivery_to_api(d: &Delivery) -> pb::WebhookDelivery {
+    use crate::convert::to_api::timestamp;
+    pb::WebhookDelivery {
+        endpoint: d.endpoint.clone(),
+        event_id: d.event_id.clone(),
+        kind: d.kind,
+        game_id: d.game_id.clone(),
+        state: match d.state {
+            DeliveryState::Pending => pb::DeliveryState::Pending,
+            DeliveryState::Delivered => pb::DeliveryState::Delivered,
+            DeliveryState::Failed => pb::DeliveryState::Failed,
+        } as i32,
+        attempts: d.attempts,
+        queued_at: Some(timestamp(d.queued_ms)),
+        next_attempt_at: (d.state == DeliveryState::Pending).then(|| timestamp(d.next_ms)),
+        settled_at: d.done_ms.map(timestamp),
+        last_error: d.last_error.clone(),
+    }
+}
+
+/// Turns an endpoint's feed rows into its deliveries.
+struct Stager<S> {
+    store: S,
+    endpoint: Arc<Endpoint>,
+    key: crate::fleet::TokenKey,
+    wake: Arc<Notify>,
+    staged: Arc<Notify>,
+    bodies: JsonBodies,
+    stop: watch::Receiver<bool>,
+}
+
+impl<S: GameStore> Stager<S> {
+    async fn run(self) {
+        let name = self.endpoint.name.clone();
+        let wake = self.wake.clone();
+        let mut stop = self.stop.clone();
+        // Where it stands: stored, or, for a new endpoint, the feed's
+        // head (events from its configuration on).
+        let mut stored = loop {
+            let placed = async {
+                let head = self.store.feed_bounds().await?.head;
+                self.store.webhook_place(&name, head, super::now_ms()).await
+            };
+            match placed.await {
+                Ok(place) => break place,
+                Err(e) => {
+                    tracing::warn!(endpoint = %name, error = %e, "webhook endpoint's place unreadable; trying again");
+                    if pause(&mut stop, POLL).await {
+                        return;
+                    }
+                }
+            }
+        };
+        let mut read_to = stored;
+        let mut pending: Vec<NewDelivery> = Vec::new();
+        let mut written = tokio::time::Instant::now();
+        let with_log = self.endpoint.kinds & bit(pb::MatchEventKind::Action) != 0;
+        loop {
+            let woken = wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let rows = match self
+                .store
+                .feed_after(read_to, u32::MAX, with_log, STAGE_BATCH)
+                .await
+            {
+                Ok(rows) => rows,
+                Err(e) => {
+                    tracing::warn!(endpoint = %name, error = %e, "webhook staging could not read the feed");
+                    if pause(&mut stop, POLL).await {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            if let Some(first) = rows.first()
+                && first.trimmed > read_to
+            {
+                // Only if the endpoint was idle longer than the feed's
+                // window while the server ran (the trim keeps what an
+                // active endpoint has not staged).
+                tracing::error!(endpoint = %name, "the feed was trimmed past this webhook endpoint's place: events between were not delivered");
+                metrics::webhook_events_missed(&name);
+            }
+            let full = rows.len() == STAGE_BATCH as usize;
+            for row in &rows {
+                pending.extend(self.deliveries_of(row));
+                read_to = row.position;
+            }
+            let due_write = !pending.is_empty() || written.elapsed() >= PLACE_EVERY;
+            if read_to != stored && due_write {
+                match self
+                    .store
+                    .stage_deliveries(&name, stored, read_to, &pending, super::now_ms())
+                    .await
+                {
+                    Ok(true) => {
+                        stored = read_to;
+                        if !pending.is_empty() {
+                            self.staged.notify_one();
+                        }
+                    }
+                    Ok(false) => {
+                        // Another server staged from here first: on from
+                        // its place.
+                        match self
+                            .store
+                            .webhook_place(&name, stored, super::now_ms())
+                            .await
+                        {
+                            Ok(place) => {
+                                stored = place;
+                                read_to = place;
+                            }
+                            Err(_) => read_to = stored,
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(endpoint = %name, error = %e, "webhook staging failed; trying again");
+                        read_to = stored;
+                        pending.clear();
+                        if pause(&mut stop, POLL).await {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+                pending.clear();
+                written = tokio::time::Instant::now();
+            }
+            if full {
+                continue;
+            }
+            // Commits wake it; it reads them in groups.
+            if pause(&mut stop, STAGE_EVERY).await {
+                return;
+            }
+            tokio::select! {
+                _ = &mut woken => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = stop.changed() => return,
+            }
+        }
+    }
+
+    /// The deliveries of one feed row for this endpoint.
+    fn deliveries_of(&self, row: &FeedRow) -> Vec<NewDelivery> {
+        let e = &self.endpoint;
+        if row.kinds & e.kinds == 0 {
+            return Vec::new();
+        }
+        let wanted = (e.variants.is_empty()
+            || row.variant.as_ref().is_some_and(|v| e.variants.contains(v)))
+            && (e.selector.is_empty() || e.selector.matches(&feed::labels_of(&row.labels)));
+        if !wanted {
+            return Vec::new();
+        }
+        let log = match &row.log {
+            Some(text) if row.kinds & bit(pb::MatchEventKind::Action) != 0 => {
+                log_api_events(row.version, text).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        feed::events(row, &self.key, log)
+            .into_iter()
+            .filter(|(_, event)| e.kinds & (1 << event.kind) != 0)
+            .map(|(_, event)| NewDelivery {
+                payload: self.bodies.of(&event),
+                event_id: event.event_id,
+                kind: event.kind,
+                game_id: event.game_id,
+            })
+            .collect()
+    }
+}
+
+/// Waits `d`; true when the server stops meanwhile.
+async fn pause(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(d) => *stop.borrow(),
+        _ = stop.changed() => true,
+    }
+}
+
+/// Sends an endpoint's due deliveries.
+struct Sender<S> {
+    store: S,
+    endpoint: Arc<Endpoint>,
+    poster: Poster,
+    staged: Arc<Notify>,
+    stop: watch::Receiver<bool>,
+}
+
+impl<S: GameStore> Sender<S> {
+    /// Longer than an attempt may take: a claim outlives its attempt
+    /// unless its server died.
+    fn lease(&self) -> Duration {
+        self.endpoint.timeout * 2 + Duration::from_secs(5)
+    }
+
+    async fn run(mut self) {
+        let name = self.endpoint.name.clone();
+        loop {
+            let woken = self.staged.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let now = super::now_ms();
+            let lease = self.lease().as_millis() as u64;
+            let claimed = match self
+                .store
+                .claim_deliveries(&name, now, now + lease, SEND_BATCH)
+                .await
+            {
+                Ok(claimed) => claimed,
+                Err(e) => {
+                    tracing::warn!(endpoint = %name, error = %e, "webhook deliveries could not be claimed");
+                    Vec::new()
+                }
+            };
+            if claimed.is_empty() {
+                tokio::select! {
+                    _ = &mut woken => {}
+                    _ = tokio::time::sleep(POLL) => {}
+                    _ = self.stop.changed() => return,
+                }
+                continue;
+            }
+            // Sent at once, each on a task of its own.
+            let mut attempts = tokio::task::JoinSet::new();
+            for (i, d) in claimed.iter().enumerate() {
+                let (poster, endpoint) = (self.poster.clone(), self.endpoint.clone());
+                let (id, body) = (d.event_id.clone(), d.payload.clone());
+                attempts.spawn(async move { (i, poster.post(&endpoint, &id, &body).await) });
+            }
+            let mut outcomes = vec![None; claimed.len()];
+            while let Some(done) = attempts.join_next().await {
+                if let Ok((i, outcome)) = done {
+                    outcomes[i] = Some(outcome);
+                }
+            }
+            let settled: Vec<(String, Settled)> = claimed
+                .iter()
+                .zip(outcomes)
+                .map(|(d, outcome)| {
+                    let outcome = outcome
+                        .unwrap_or_else(|| Attempt::Failed("the attempt's task failed".into()));
+                    (d.event_id.clone(), self.judge(d, outcome))
+                })
+                .collect();
+            for (_, s) in &settled {
+                metrics::webhook_attempt(&name, s);
+            }
+            // A settlement that fails leaves its deliveries claimed: due
+            // again when the lease runs out (sent again: at least once).
+            if let Err(e) = self.store.settle_deliveries(&name, &settled).await {
+                tracing::warn!(endpoint = %name, error = %e, "webhook deliveries' outcomes not recorded; they will be sent again");
+            }
+            if *self.stop.borrow() {
+                return;
+            }
+        }
+    }
+
+    /// What an attempt makes of a delivery.
+    fn judge(&self, d: &Delivery, outcome: Attempt) -> Settled {
+        let now = super::now_ms();
+        match outcome {
+            Attempt::Delivered => Settled::Delivered { at_ms: now },
+            Attempt::Failed(error) => {
+                let wait = self.endpoint.retry_wait(d.attempts).as_millis() as u64;
+                let give_up_at = d
+                    .queued_ms
+                    .saturating_add(self.endpoint.retry_for.as_millis() as u64);
+                if now.saturating_add(wait) > give_up_at {
+                    tracing::warn!(endpoint = %self.endpoint.name, event_id = %d.event_id, %error, "webhook delivery given up");
+                    Settled::Failed { at_ms: now, error }
+                } else {
+                    Settled::Retry {
+                        next_ms: now + wait,
+                        error,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads an endpoint's gauges, and forgets settled deliveries, now and
+/// then.
+async fn gauges<S: GameStore>(store: S, endpoint: Arc<Endpoint>, mut stop: watch::Receiver<bool>) {
+    loop {
+        match store.delivery_counts(&endpoint.name).await {
+            Ok(counts) => metrics::webhook_gauges(&endpoint.name, &counts, super::now_ms()),
+            Err(e) => {
+                tracing::warn!(endpoint = %endpoint.name, error = %e, "webhook counts unreadable")
+            }
+        }
+        let keep = KEEP_SETTLED.as_millis() as u64;
+        if let Err(e) = store
+            .forget_deliveries(super::now_ms().saturating_sub(keep))
+            .await
+        {
+            tracing::warn!(error = %e, "settled webhook deliveries not forgotten");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(GAUGES_EVERY) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
