@@ -21,6 +21,7 @@ pub mod rate_limit;
 pub mod service;
 pub mod snapshot;
 pub mod tls;
+mod web;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -152,6 +153,7 @@ async fn serve<S: GameStore>(
     // deflate, zstd);
     // answers go uncompressed: they are small, and compressing costs more
     // time than it saves on the wire.
+    let web_games = games.clone();
     let game_service = GameServiceServer::new(
         service::Service::new(games, config.limits.new_games)
             .with_operator_token(config.operator_token.clone()),
@@ -168,6 +170,18 @@ async fn serve<S: GameStore>(
     let reflection_v1alpha = reflection()
         .build_v1alpha()
         .context("building the reflection service")?;
+
+    // The API's services, and beside them what browsers GET (web.rs).
+    let routes = tonic::service::Routes::new(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(game_service)
+        .into_axum_router()
+        // gRPC-Web for the API alone: the layer refuses any other
+        // HTTP/1.1 request, which the pages' GETs are.
+        .layer(tonic_web::GrpcWebLayer::new())
+        .merge(web::routes(web_games));
+    let routes = tonic::service::Routes::from(routes);
 
     let mut builder = Server::builder();
     match (tls, &config.tls) {
@@ -209,21 +223,17 @@ async fn serve<S: GameStore>(
         // peer that no longer answers is dropped.
         .http2_keepalive_interval(Some(keepalive))
         .http2_keepalive_timeout(Some(keepalive.min(KEEPALIVE_TIMEOUT)))
-        // Browsers: gRPC-Web over HTTP/1.1 (or HTTP/2) on this same port,
-        // turned into gRPC before anything else sees it, and CORS for the
+        // Browsers: gRPC-Web over HTTP/1.1 (or HTTP/2) on this same port
+        // (tonic-web's layer, on the API's routes above), and CORS for the
         // origins the operator lists (none: no CORS answer at all, so
         // browsers refuse every cross-origin call).
         .accept_http1(true)
         .layer(tower::util::option_layer(browsers::cors(
             &config.cors_origins,
         )?))
-        .layer(tonic_web::GrpcWebLayer::new())
         .layer(error::ErrorInfoLayer)
         .layer(metrics::RpcMetricsLayer)
-        .add_service(health_service)
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        .add_service(game_service)
+        .add_routes(routes)
         .serve_with_incoming_shutdown(
             connections::Incoming::new(listener, config.limits.connections),
             stopping,

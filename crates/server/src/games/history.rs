@@ -205,3 +205,35 @@ fn started_again(
         _ => Match::new(settings, &live.rules, dice).map_err(|e| e.to_string()),
     }
 }
+
+impl<S: GameStore> Games<S> {
+    /// The whole game at `version` (None: as it stands), for pictures of
+    /// it. A version the game has not reached is `INVALID_ARGUMENT`,
+    /// field `version`.
+    pub async fn game_at(
+        &self,
+        game_id: &str,
+        version: Option<u64>,
+    ) -> Result<bg_api::v1::Game, ApiError> {
+        let game_id = &super::game_id_of(game_id)?;
+        let slot = self.slot(game_id);
+        let mut guard = slot.live.lock().await;
+        let live = self.fresh(&slot, &mut guard, game_id).await?;
+        let all = crate::fields::Fields::ALL;
+        match version {
+            None => self.view(live, &all).await,
+            Some(v) if v == live.record.version => self.view(live, &all).await,
+            Some(v) if v == 0 || v > live.record.version => Err(ApiError::invalid(
+                "version",
+                format!(
+                    "version {v} is not one of this game's (1 to {})",
+                    live.record.version
+                ),
+            )),
+            Some(v) => {
+                let then = self.at_version(live, v).await?;
+                self.view(&then, &all).await
+            }
+        }
+    }
+}

@@ -581,3 +581,48 @@ pub async fn next_match_events(
     }
     events
 }
+
+/// The raw HTTP/1.1 answer to `request`: status line and headers
+/// (lower-cased names), and the body (chunks joined).
+pub fn http(addr: &str, request: &[u8]) -> (String, Vec<(String, String)>, Vec<u8>) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        // A stream stays open: what came within the timeout is the answer.
+        .set_read_timeout(Some(std::time::Duration::from_secs(3)))
+        .unwrap();
+    std::io::Write::write_all(&mut stream, request).unwrap();
+    let mut raw = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut stream, &mut raw);
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP answer");
+    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap().to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v == "chunked")
+    {
+        let mut joined = Vec::new();
+        let mut rest = body.as_slice();
+        // Chunks, up to the last one, or as far as a stream still open
+        // had sent them.
+        while let Some(end) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..end]).unwrap().trim(), 16)
+                .unwrap();
+            if size == 0 || rest.len() < end + 2 + size {
+                break;
+            }
+            joined.extend_from_slice(&rest[end + 2..end + 2 + size]);
+            rest = &rest[(end + 4 + size).min(rest.len())..];
+        }
+        body = joined;
+    }
+    (status, headers, body)
+}
