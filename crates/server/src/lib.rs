@@ -148,7 +148,7 @@ async fn serve<S: GameStore>(
         );
     }
     chores::start(&config, &store_for_chores, &games, &plugins, &stop_rx)?;
-    games.start_webhooks()?;
+    games.start_webhooks().await?;
     // Requests may come compressed as gRPC clients send them (gzip,
     // deflate, zstd);
     // answers go uncompressed: they are small, and compressing costs more

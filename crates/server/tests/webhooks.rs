@@ -199,7 +199,7 @@ async fn every_event_is_posted_as_the_feeds_json_and_verifies_with_the_reference
 async fn a_receiver_down_for_a_while_gets_every_event_once_it_is_up() {
     let port = free_port();
     let (_folder, token, file) = configured(
-        &format!("http://127.0.0.1:{port}/hooks"),
+        &format!("http://127.0.0.1:{port}/hooks?token=secret-in-the-query"),
         "first_retry_seconds = 0.2",
     );
     let fixture = start_with_args(&args(&token, &file));
@@ -231,6 +231,14 @@ async fn a_receiver_down_for_a_while_gets_every_event_once_it_is_up() {
         "{:?}",
         failing.deliveries[0]
     );
+    assert!(
+        failing
+            .deliveries
+            .iter()
+            .all(|d| !d.last_error.contains("secret-in-the-query")),
+        "the URL's query shown: {:?}",
+        failing.deliveries[0]
+    );
     assert!(failing.endpoints[0].oldest_pending.is_some());
     // Up, failing: 503 is retried too.
     let receiver = Receiver::start_on(port, Answer::Status(503)).await;
@@ -249,7 +257,10 @@ async fn a_server_killed_in_the_middle_of_deliveries_loses_none() {
     // A slow receiver: every delivery is in flight for a second, so the
     // kill comes with deliveries claimed and not answered.
     let receiver = Receiver::start(Answer::After(Duration::from_secs(1))).await;
-    let (_folder, token, file) = configured(&receiver.url("/hooks"), "timeout_seconds = 2");
+    let (_folder, token, file) = configured(
+        &receiver.url("/hooks"),
+        "timeout_seconds = 2\nlease_seconds = 4",
+    );
     let mut fixture = start_with_args(&args(&token, &file));
     let mut client = connect(&fixture.server.addr).await;
     let games = play_matches(&mut client, 10, "killed").await;
@@ -263,12 +274,26 @@ async fn a_server_killed_in_the_middle_of_deliveries_loses_none() {
     );
     receiver.answer(Answer::Accept);
     fixture.server.restart();
-    // Claimed deliveries come due again when their lease runs out
-    // (2 x 2 s + 5 s).
+    // Claimed deliveries come due again when their lease runs out (4 s).
     let got = received_all(&receiver, &expected, Duration::from_secs(60)).await;
     for r in &got {
         verified(r);
     }
+    // Those in flight at the kill were sent again: at least once, and a
+    // second attempt shows.
+    let mut client = connect(&fixture.server.addr).await;
+    let listed = client
+        .list_webhook_deliveries(operator(pb::ListWebhookDeliveriesRequest {
+            page_size: 1000,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        listed.deliveries.iter().any(|d| d.attempts >= 2),
+        "no delivery was in flight at the kill: {listed:?}"
+    );
 }
 
 #[tokio::test]

@@ -42,7 +42,9 @@ use std::time::SystemTime;
 
 pub use postgres::PgStore;
 pub use sqlite::{Durability, SqliteStore};
-pub use webhooks::{Delivery, DeliveryCounts, DeliveryQuery, DeliveryState, NewDelivery, Settled};
+pub use webhooks::{
+    Delivery, DeliveryCounts, DeliveryQuery, DeliveryState, NewDelivery, Settled, Settlement,
+};
 
 /// The writes committed together, as a histogram (SQLite's group commit;
 /// 1 for each PostgreSQL commit).
@@ -552,6 +554,9 @@ pub trait GameStore: Clone + Send + Sync + 'static {
     /// An endpoint's place in the feed: the one stored, or, for an
     /// endpoint never seen, `start` (recorded). Of several servers
     /// starting at once, the first wins and the others learn its place.
+    /// Either way the endpoint is noted active at `now_ms` (see
+    /// [`trim_feed`](Self::trim_feed)); staging from a place to itself
+    /// notes it active too.
     fn webhook_place(
         &self,
         endpoint: &str,
@@ -585,19 +590,33 @@ pub trait GameStore: Clone + Send + Sync + 'static {
         limit: u32,
     ) -> impl Future<Output = Result<Vec<Delivery>, StoreError>> + Send;
 
-    /// Records what came of attempts (by event id), for deliveries still
-    /// pending: one delivered or given up is left as it is.
+    /// Records what came of attempts, each by its delivery's event id and
+    /// the attempts it was claimed at: only a delivery still pending and
+    /// not claimed again since (its lease ran out and another claim took
+    /// it) is changed.
     fn settle_deliveries(
         &self,
         endpoint: &str,
-        settled: &[(String, Settled)],
+        settled: &[Settlement],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// An endpoint's deliveries, counted by state.
+    /// An endpoint's deliveries counted: the pending ones (and the oldest
+    /// of them), and, when `settled`, those delivered and given up too
+    /// (a longer count: they are kept for days).
     fn delivery_counts(
         &self,
         endpoint: &str,
+        settled: bool,
     ) -> impl Future<Output = Result<DeliveryCounts, StoreError>> + Send;
+
+    /// Forgets the endpoints not in `keep` (no longer configured): their
+    /// places go, and their pending deliveries are given up at `now_ms`.
+    /// Returns how many deliveries were given up.
+    fn retire_webhook_endpoints(
+        &self,
+        keep: &[String],
+        now_ms: u64,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// Deliveries, newest staged first (see [`DeliveryQuery`]).
     fn list_deliveries(

@@ -940,13 +940,25 @@ impl GameStore for PgStore {
     async fn settle_deliveries(
         &self,
         endpoint: &str,
-        settled: &[(String, crate::Settled)],
+        settled: &[crate::Settlement],
     ) -> Result<(), StoreError> {
         self.settle_deliveries_pg(endpoint, settled).await
     }
 
-    async fn delivery_counts(&self, endpoint: &str) -> Result<crate::DeliveryCounts, StoreError> {
-        self.delivery_counts_pg(endpoint).await
+    async fn delivery_counts(
+        &self,
+        endpoint: &str,
+        settled: bool,
+    ) -> Result<crate::DeliveryCounts, StoreError> {
+        self.delivery_counts_pg(endpoint, settled).await
+    }
+
+    async fn retire_webhook_endpoints(
+        &self,
+        keep: &[String],
+        now_ms: u64,
+    ) -> Result<u64, StoreError> {
+        self.retire_webhook_endpoints_pg(keep, now_ms).await
     }
 
     async fn list_deliveries(

@@ -98,6 +98,15 @@ pub enum Settled {
     },
 }
 
+/// What came of one claimed attempt: the delivery's event id, the
+/// attempts it was claimed at, and the outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settlement {
+    pub event_id: String,
+    pub attempts: u32,
+    pub outcome: Settled,
+}
+
 /// An endpoint's deliveries, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeliveryCounts {
@@ -133,6 +142,10 @@ pub(crate) fn columns_of(
         }
     }
 }
+
+/// The message a delivery of an endpoint no longer configured is given
+/// up with.
+pub(crate) const RETIRED: &str = "its endpoint is no longer configured (--webhooks-file)";
 
 /// Counts read as (state, n, oldest) rows.
 pub(crate) fn counts<R>(rows: &[R]) -> Result<DeliveryCounts, StoreError>

@@ -2210,7 +2210,7 @@ fn delivery(id: &str) -> bg_store::NewDelivery {
 }
 
 async fn webhook_deliveries_are_staged_once_claimed_for_a_lease_and_settled<B: Backend>(place: &B) {
-    use bg_store::{DeliveryQuery, DeliveryState, Settled};
+    use bg_store::{DeliveryQuery, DeliveryState, Settled, Settlement};
     let store = place.open().await;
     let p = |seq| FeedPosition { tx: 0, seq };
     let start = store.webhook_place("site", p(0), 1).await.unwrap();
@@ -2240,7 +2240,7 @@ async fn webhook_deliveries_are_staged_once_claimed_for_a_lease_and_settled<B: B
             .unwrap()
     );
     assert_eq!(store.webhook_place("site", p(0), 1).await.unwrap(), further);
-    let counts = store.delivery_counts("site").await.unwrap();
+    let counts = store.delivery_counts("site", true).await.unwrap();
     assert_eq!((counts.pending, counts.delivered), (2, 0));
     assert_eq!(counts.oldest_pending_ms, Some(now));
     // Claimed for a lease: counted an attempt, and no other claim takes
@@ -2277,13 +2277,40 @@ async fn webhook_deliveries_are_staged_once_claimed_for_a_lease_and_settled<B: B
         .unwrap();
     assert_eq!(again.len(), 1, "at most the limit");
     assert_eq!(again[0].attempts, 2);
+    let settle = |event_id: &str, attempts: u32, outcome: Settled| Settlement {
+        event_id: event_id.into(),
+        attempts,
+        outcome,
+    };
+    let (a_attempts, b_attempts) = if again[0].event_id == "a" {
+        (2, 1)
+    } else {
+        (1, 2)
+    };
+    // The first claim's late answer for the one claimed again since
+    // changes nothing: only the latest claim settles it.
+    store
+        .settle_deliveries(
+            "site",
+            &[settle(
+                &again[0].event_id,
+                1,
+                Settled::Failed {
+                    at_ms: now,
+                    error: "late".into(),
+                },
+            )],
+        )
+        .await
+        .unwrap();
     store
         .settle_deliveries(
             "site",
             &[
-                ("a".into(), Settled::Delivered { at_ms: now + 1 }),
-                (
-                    "b".into(),
+                settle("a", a_attempts, Settled::Delivered { at_ms: now + 1 }),
+                settle(
+                    "b",
+                    b_attempts,
                     Settled::Retry {
                         next_ms: now + 50,
                         error: "HTTP 503".into(),
@@ -2297,8 +2324,9 @@ async fn webhook_deliveries_are_staged_once_claimed_for_a_lease_and_settled<B: B
     store
         .settle_deliveries(
             "site",
-            &[(
-                "a".into(),
+            &[settle(
+                "a",
+                a_attempts,
                 Settled::Failed {
                     at_ms: now + 2,
                     error: "late".into(),
@@ -2334,12 +2362,33 @@ async fn webhook_deliveries_are_staged_once_claimed_for_a_lease_and_settled<B: B
         .unwrap();
     assert_eq!(only_b.len(), 1);
     assert_eq!(only_b[0].event_id, "b");
-    let counts = store.delivery_counts("site").await.unwrap();
+    let counts = store.delivery_counts("site", true).await.unwrap();
     assert_eq!((counts.pending, counts.delivered, counts.failed), (1, 1, 0));
+    let pending_only = store.delivery_counts("site", false).await.unwrap();
+    assert_eq!((pending_only.pending, pending_only.delivered), (1, 0));
+    assert_eq!(pending_only.oldest_pending_ms, Some(now));
     // Forgotten once settled long enough: the pending one stays.
     assert_eq!(store.forget_deliveries(now + 2).await.unwrap(), 1);
     assert_eq!(store.forget_deliveries(now + 100_000).await.unwrap(), 0);
-    assert_eq!(store.delivery_counts("site").await.unwrap().pending, 1);
+    assert_eq!(
+        store.delivery_counts("site", false).await.unwrap().pending,
+        1
+    );
+    // An endpoint no longer configured: its pending deliveries given up,
+    // its place forgotten (a new one starts where it is told).
+    store.webhook_place("kept", p(0), now).await.unwrap();
+    assert_eq!(
+        store
+            .retire_webhook_endpoints(&["kept".to_string()], now + 3)
+            .await
+            .unwrap(),
+        1
+    );
+    let counts = store.delivery_counts("site", true).await.unwrap();
+    assert_eq!((counts.pending, counts.failed), (0, 1));
+    assert_eq!(store.webhook_place("site", p(7), now).await.unwrap(), p(7));
+    assert_eq!(store.webhook_place("kept", p(9), now).await.unwrap(), p(0));
+    assert_eq!(store.retire_webhook_endpoints(&[], now).await.unwrap(), 0);
 }
 
 async fn the_feed_keeps_what_an_active_webhook_endpoint_has_not_staged<B: Backend>(place: &B) {

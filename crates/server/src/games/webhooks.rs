@@ -23,7 +23,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bg_api::v1 as pb;
-use bg_store::{Delivery, DeliveryQuery, DeliveryState, FeedRow, GameStore, NewDelivery, Settled};
+use bg_store::{
+    Delivery, DeliveryQuery, DeliveryState, FeedRow, GameStore, NewDelivery, Settled, Settlement,
+};
 use prost::Message;
 use tokio::sync::{Notify, watch};
 
@@ -38,8 +40,8 @@ use crate::metrics;
 
 /// Feed rows read a time.
 const STAGE_BATCH: u32 = 500;
-/// Deliveries claimed (and sent at once) a time.
-const SEND_BATCH: u32 = 32;
+/// Attempts in flight at once, per endpoint and server.
+const IN_FLIGHT: u32 = 32;
 /// The least time between two reads of the feed (commits wake the
 /// stager; it reads them in groups).
 const STAGE_EVERY: Duration = Duration::from_millis(100);
@@ -49,8 +51,12 @@ const POLL: Duration = Duration::from_secs(1);
 /// The longest a place may stay unwritten while only rows with nothing
 /// to deliver are read.
 const PLACE_EVERY: Duration = Duration::from_secs(1);
-/// How often the gauges are read, and settled deliveries forgotten.
+/// How often an endpoint is noted active while the feed is quiet.
+const ACTIVE_EVERY: Duration = Duration::from_secs(10);
+/// How often the gauges are read.
 const GAUGES_EVERY: Duration = Duration::from_secs(5);
+/// How often settled deliveries older than [`KEEP_SETTLED`] are forgotten.
+const FORGET_EVERY: Duration = Duration::from_secs(60);
 /// How long deliveries delivered or given up are kept (for the operator's
 /// look, `ListWebhookDeliveries`).
 pub const KEEP_SETTLED: Duration = Duration::from_secs(3 * 24 * 3600);
@@ -71,24 +77,34 @@ impl JsonBodies {
         Ok(JsonBodies { descriptor })
     }
 
-    pub(crate) fn of(&self, event: &pb::MatchEvent) -> Vec<u8> {
+    pub(crate) fn of(&self, event: &pb::MatchEvent) -> anyhow::Result<Vec<u8>> {
         let bytes = event.encode_to_vec();
-        // The server's own message, encoded just now: it decodes, and a
-        // dynamic message serialises.
-        match prost_reflect::DynamicMessage::decode(self.descriptor.clone(), bytes.as_slice()) {
-            Ok(message) => serde_json::to_vec(&message).unwrap_or_default(),
-            Err(e) => {
-                tracing::error!(error = %e, "a MatchEvent did not decode as itself");
-                Vec::new()
-            }
-        }
+        let message =
+            prost_reflect::DynamicMessage::decode(self.descriptor.clone(), bytes.as_slice())?;
+        Ok(serde_json::to_vec(&message)?)
     }
 }
 
 impl<S: GameStore> Games<S> {
-    /// Starts each endpoint's stager, sender and gauges; they stop when
-    /// the server does.
-    pub fn start_webhooks(&self) -> anyhow::Result<()> {
+    /// Starts each endpoint's stager, sender and gauges, and the
+    /// forgetting of settled deliveries; they stop when the server does
+    /// (and start again after a panic, logged). Endpoints stored but no
+    /// longer configured are forgotten first, their pending deliveries
+    /// given up.
+    pub async fn start_webhooks(&self) -> anyhow::Result<()> {
+        let keep: Vec<String> = self.webhooks.iter().map(|e| e.name.clone()).collect();
+        match self
+            .store
+            .retire_webhook_endpoints(&keep, super::now_ms())
+            .await
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(
+                given_up = n,
+                "pending webhook deliveries of endpoints no longer configured were given up"
+            ),
+            Err(e) => tracing::warn!(error = %e, "endpoints no longer configured not forgotten"),
+        }
         if self.webhooks.is_empty() {
             return Ok(());
         }
@@ -105,7 +121,9 @@ impl<S: GameStore> Games<S> {
                 bodies: bodies.clone(),
                 stop: self.shutdown.clone(),
             };
-            tokio::spawn(stager.run());
+            supervise("stager", &endpoint.name, self.shutdown.clone(), move || {
+                stager.clone().run()
+            });
             let sender = Sender {
                 store: self.store.clone(),
                 endpoint: endpoint.clone(),
@@ -113,13 +131,18 @@ impl<S: GameStore> Games<S> {
                 staged,
                 stop: self.shutdown.clone(),
             };
-            tokio::spawn(sender.run());
-            tokio::spawn(gauges(
-                self.store.clone(),
-                endpoint.clone(),
-                self.shutdown.clone(),
-            ));
+            supervise("sender", &endpoint.name, self.shutdown.clone(), move || {
+                sender.clone().run()
+            });
+            let (store, e, stop) = (self.store.clone(), endpoint.clone(), self.shutdown.clone());
+            supervise("gauges", &endpoint.name, self.shutdown.clone(), move || {
+                gauges(store.clone(), e.clone(), stop.clone())
+            });
         }
+        let (store, stop) = (self.store.clone(), self.shutdown.clone());
+        supervise("forgetting", "", self.shutdown.clone(), move || {
+            forget_settled(store.clone(), stop.clone())
+        });
         Ok(())
     }
 
@@ -183,7 +206,7 @@ impl<S: GameStore> Games<S> {
         for e in self.webhooks.iter() {
             let counts = self
                 .store
-                .delivery_counts(&e.name)
+                .delivery_counts(&e.name, true)
                 .await
                 .map_err(ApiError::store)?;
             endpoints.push(pb::WebhookEndpoint {
@@ -224,7 +247,34 @@ fn delivery_to_api(d: &Delivery) -> pb::WebhookDelivery {
     }
 }
 
+/// Runs `task` on its own until the server stops; started again (after
+/// a second) if it panics, so that a bug in one delivery never stops an
+/// endpoint for good.
+fn supervise<F, Fut>(what: &'static str, endpoint: &str, stop: watch::Receiver<bool>, task: F)
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let endpoint = endpoint.to_string();
+    tokio::spawn(async move {
+        loop {
+            match tokio::spawn(task()).await {
+                Ok(()) => return,
+                Err(e) if e.is_panic() => {
+                    tracing::error!(what, %endpoint, "a webhook task panicked; starting it again");
+                }
+                Err(_) => return,
+            }
+            if *stop.borrow() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+}
+
 /// Turns an endpoint's feed rows into its deliveries.
+#[derive(Clone)]
 struct Stager<S> {
     store: S,
     endpoint: Arc<Endpoint>,
@@ -289,12 +339,28 @@ impl<S: GameStore> Stager<S> {
                 metrics::webhook_events_missed(&name);
             }
             let full = rows.len() == STAGE_BATCH as usize;
+            let mut unreadable = false;
             for row in &rows {
-                pending.extend(self.deliveries_of(row));
+                match self.deliveries_of(row) {
+                    Ok(more) => pending.extend(more),
+                    Err(e) => {
+                        // Never staged without its body: the place stays
+                        // before this row, and it is read again.
+                        tracing::error!(endpoint = %name, game_id = %row.game_id, version = row.version, error = %e, "a webhook body could not be made");
+                        unreadable = true;
+                        break;
+                    }
+                }
                 read_to = row.position;
             }
-            let due_write = !pending.is_empty() || written.elapsed() >= PLACE_EVERY;
-            if read_to != stored && due_write {
+            // Written when there is something to deliver, and now and
+            // then otherwise: the place moves on past rows of no interest,
+            // and the endpoint is noted active (the feed's trim keeps what
+            // an active endpoint has yet to stage).
+            let due_write = !pending.is_empty()
+                || (read_to != stored && written.elapsed() >= PLACE_EVERY)
+                || written.elapsed() >= ACTIVE_EVERY;
+            if due_write {
                 match self
                     .store
                     .stage_deliveries(&name, stored, read_to, &pending, super::now_ms())
@@ -334,6 +400,12 @@ impl<S: GameStore> Stager<S> {
                 pending.clear();
                 written = tokio::time::Instant::now();
             }
+            if unreadable {
+                if pause(&mut stop, POLL).await {
+                    return;
+                }
+                continue;
+            }
             if full {
                 continue;
             }
@@ -350,17 +422,20 @@ impl<S: GameStore> Stager<S> {
     }
 
     /// The deliveries of one feed row for this endpoint.
-    fn deliveries_of(&self, row: &FeedRow) -> Vec<NewDelivery> {
+    fn deliveries_of(&self, row: &FeedRow) -> anyhow::Result<Vec<NewDelivery>> {
         let e = &self.endpoint;
         if row.kinds & e.kinds == 0 {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let wanted = (e.variants.is_empty()
             || row.variant.as_ref().is_some_and(|v| e.variants.contains(v)))
             && (e.selector.is_empty() || e.selector.matches(&feed::labels_of(&row.labels)));
         if !wanted {
-            return Vec::new();
+            return Ok(Vec::new());
         }
+        // An action's events, from its log entry (as the feed sends
+        // them; an entry this server cannot read sends the action
+        // without them, as the feed does).
         let log = match &row.log {
             Some(text) if row.kinds & bit(pb::MatchEventKind::Action) != 0 => {
                 log_api_events(row.version, text).unwrap_or_default()
@@ -370,11 +445,13 @@ impl<S: GameStore> Stager<S> {
         feed::events(row, &self.key, log)
             .into_iter()
             .filter(|(_, event)| e.kinds & (1 << event.kind) != 0)
-            .map(|(_, event)| NewDelivery {
-                payload: self.bodies.of(&event),
-                event_id: event.event_id,
-                kind: event.kind,
-                game_id: event.game_id,
+            .map(|(_, event)| {
+                Ok(NewDelivery {
+                    payload: self.bodies.of(&event)?,
+                    event_id: event.event_id,
+                    kind: event.kind,
+                    game_id: event.game_id,
+                })
             })
             .collect()
     }
@@ -388,7 +465,10 @@ async fn pause(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
     }
 }
 
-/// Sends an endpoint's due deliveries.
+/// Sends an endpoint's due deliveries, at most [`IN_FLIGHT`] at once: a
+/// slot freed by an attempt that ends is filled by the next due one, so
+/// a slow attempt holds up only itself.
+#[derive(Clone)]
 struct Sender<S> {
     store: S,
     endpoint: Arc<Endpoint>,
@@ -397,77 +477,107 @@ struct Sender<S> {
     stop: watch::Receiver<bool>,
 }
 
-impl<S: GameStore> Sender<S> {
-    /// Longer than an attempt may take: a claim outlives its attempt
-    /// unless its server died.
-    fn lease(&self) -> Duration {
-        self.endpoint.timeout * 2 + Duration::from_secs(5)
-    }
+/// A claimed delivery's attempt, done.
+struct Done {
+    delivery: Delivery,
+    attempt: Attempt,
+}
 
-    async fn run(mut self) {
+impl<S: GameStore> Sender<S> {
+    async fn run(self) {
         let name = self.endpoint.name.clone();
+        let mut stop = self.stop.clone();
+        let mut attempts: tokio::task::JoinSet<Done> = tokio::task::JoinSet::new();
         loop {
             let woken = self.staged.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            let now = super::now_ms();
-            let lease = self.lease().as_millis() as u64;
-            let claimed = match self
-                .store
-                .claim_deliveries(&name, now, now + lease, SEND_BATCH)
-                .await
-            {
-                Ok(claimed) => claimed,
-                Err(e) => {
-                    tracing::warn!(endpoint = %name, error = %e, "webhook deliveries could not be claimed");
-                    Vec::new()
+            let free = IN_FLIGHT.saturating_sub(attempts.len() as u32);
+            let mut claimed_any = false;
+            if free > 0 {
+                let now = super::now_ms();
+                let lease = self.endpoint.lease.as_millis() as u64;
+                match self
+                    .store
+                    .claim_deliveries(&name, now, now + lease, free)
+                    .await
+                {
+                    Ok(claimed) => {
+                        claimed_any = !claimed.is_empty();
+                        for delivery in claimed {
+                            let (poster, endpoint) = (self.poster.clone(), self.endpoint.clone());
+                            attempts.spawn(async move {
+                                let attempt = poster
+                                    .post(&endpoint, &delivery.event_id, &delivery.payload)
+                                    .await;
+                                Done { delivery, attempt }
+                            });
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(endpoint = %name, error = %e, "webhook deliveries could not be claimed");
+                    }
                 }
-            };
-            if claimed.is_empty() {
+            }
+            // Wait for an attempt to end (then settle every one ended), or,
+            // with slots free, for new deliveries or the next poll.
+            let mut ended = Vec::new();
+            if attempts.is_empty() || (free > 0 && !claimed_any) {
                 tokio::select! {
+                    Some(done) = attempts.join_next(), if !attempts.is_empty() => ended.push(done),
                     _ = &mut woken => {}
                     _ = tokio::time::sleep(POLL) => {}
-                    _ = self.stop.changed() => return,
+                    _ = stop.changed() => return,
                 }
-                continue;
-            }
-            // Sent at once, each on a task of its own.
-            let mut attempts = tokio::task::JoinSet::new();
-            for (i, d) in claimed.iter().enumerate() {
-                let (poster, endpoint) = (self.poster.clone(), self.endpoint.clone());
-                let (id, body) = (d.event_id.clone(), d.payload.clone());
-                attempts.spawn(async move { (i, poster.post(&endpoint, &id, &body).await) });
-            }
-            let mut outcomes = vec![None; claimed.len()];
-            while let Some(done) = attempts.join_next().await {
-                if let Ok((i, outcome)) = done {
-                    outcomes[i] = Some(outcome);
+            } else if free > 0 {
+                // Claimed some: go round to fill the slots left, unless
+                // one ended meanwhile.
+                if let Some(done) = attempts.try_join_next() {
+                    ended.push(done);
+                }
+            } else {
+                tokio::select! {
+                    Some(done) = attempts.join_next() => ended.push(done),
+                    _ = stop.changed() => return,
                 }
             }
-            let settled: Vec<(String, Settled)> = claimed
-                .iter()
-                .zip(outcomes)
-                .map(|(d, outcome)| {
-                    let outcome = outcome
-                        .unwrap_or_else(|| Attempt::Failed("the attempt's task failed".into()));
-                    (d.event_id.clone(), self.judge(d, outcome))
+            while let Some(done) = attempts.try_join_next() {
+                ended.push(done);
+            }
+            let settled: Vec<Settlement> = ended
+                .into_iter()
+                .filter_map(|done| match done {
+                    Ok(done) => Some(done),
+                    // A panicked attempt: its lease runs out, and it is
+                    // claimed again.
+                    Err(e) => {
+                        tracing::error!(endpoint = %name, error = %e, "a webhook attempt's task failed");
+                        None
+                    }
+                })
+                .map(|done| Settlement {
+                    event_id: done.delivery.event_id.clone(),
+                    attempts: done.delivery.attempts,
+                    outcome: self.judge(&done.delivery, done.attempt),
                 })
                 .collect();
-            for (_, s) in &settled {
-                metrics::webhook_attempt(&name, s);
+            if settled.is_empty() {
+                continue;
+            }
+            for s in &settled {
+                metrics::webhook_attempt(&name, &s.outcome);
             }
             // A settlement that fails leaves its deliveries claimed: due
             // again when the lease runs out (sent again: at least once).
             if let Err(e) = self.store.settle_deliveries(&name, &settled).await {
                 tracing::warn!(endpoint = %name, error = %e, "webhook deliveries' outcomes not recorded; they will be sent again");
             }
-            if *self.stop.borrow() {
-                return;
-            }
         }
     }
 
-    /// What an attempt makes of a delivery.
+    /// What an attempt makes of a delivery: delivered; or failed, and
+    /// due again after the endpoint's growing wait, but never after the
+    /// end of its retry time, at which it is given up.
     fn judge(&self, d: &Delivery, outcome: Attempt) -> Settled {
         let now = super::now_ms();
         match outcome {
@@ -477,12 +587,12 @@ impl<S: GameStore> Sender<S> {
                 let give_up_at = d
                     .queued_ms
                     .saturating_add(self.endpoint.retry_for.as_millis() as u64);
-                if now.saturating_add(wait) > give_up_at {
+                if now >= give_up_at {
                     tracing::warn!(endpoint = %self.endpoint.name, event_id = %d.event_id, %error, "webhook delivery given up");
                     Settled::Failed { at_ms: now, error }
                 } else {
                     Settled::Retry {
-                        next_ms: now + wait,
+                        next_ms: now.saturating_add(wait).min(give_up_at),
                         error,
                     }
                 }
@@ -491,16 +601,27 @@ impl<S: GameStore> Sender<S> {
     }
 }
 
-/// Reads an endpoint's gauges, and forgets settled deliveries, now and
-/// then.
+/// Reads an endpoint's gauges now and then (its pending deliveries
+/// only: a short count, by their index).
 async fn gauges<S: GameStore>(store: S, endpoint: Arc<Endpoint>, mut stop: watch::Receiver<bool>) {
     loop {
-        match store.delivery_counts(&endpoint.name).await {
+        match store.delivery_counts(&endpoint.name, false).await {
             Ok(counts) => metrics::webhook_gauges(&endpoint.name, &counts, super::now_ms()),
             Err(e) => {
                 tracing::warn!(endpoint = %endpoint.name, error = %e, "webhook counts unreadable")
             }
         }
+        tokio::select! {
+            _ = tokio::time::sleep(GAUGES_EVERY) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Forgets deliveries settled more than [`KEEP_SETTLED`] ago, now and
+/// then (by their index of settlement times).
+async fn forget_settled<S: GameStore>(store: S, mut stop: watch::Receiver<bool>) {
+    loop {
         let keep = KEEP_SETTLED.as_millis() as u64;
         if let Err(e) = store
             .forget_deliveries(super::now_ms().saturating_sub(keep))
@@ -509,7 +630,7 @@ async fn gauges<S: GameStore>(store: S, endpoint: Arc<Endpoint>, mut stop: watch
             tracing::warn!(error = %e, "settled webhook deliveries not forgotten");
         }
         tokio::select! {
-            _ = tokio::time::sleep(GAUGES_EVERY) => {}
+            _ = tokio::time::sleep(FORGET_EVERY) => {}
             _ = stop.changed() => return,
         }
     }

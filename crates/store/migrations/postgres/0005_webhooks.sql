@@ -24,3 +24,5 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_due ON webhook_deliveries (endpoint, next_ms) WHERE state = 0;
 CREATE INDEX webhook_queued ON webhook_deliveries (queued_ms);
+-- Settled deliveries are forgotten by when they settled.
+CREATE INDEX webhook_settled ON webhook_deliveries (done_ms) WHERE state <> 0;

@@ -8,9 +8,9 @@ use sqlx::Connection;
 
 use super::{Deadline, PgStore};
 use crate::rows::delivery;
-use crate::webhooks::{columns_of, counts};
+use crate::webhooks::{RETIRED, columns_of, counts};
 use crate::{
-    Delivery, DeliveryCounts, DeliveryQuery, FeedPosition, NewDelivery, Settled, StoreError,
+    Delivery, DeliveryCounts, DeliveryQuery, FeedPosition, NewDelivery, Settlement, StoreError,
 };
 
 fn int(n: u64) -> i64 {
@@ -29,7 +29,8 @@ impl PgStore {
     ) -> Result<FeedPosition, StoreError> {
         sqlx::query(
             "INSERT INTO webhook_endpoints (name, after_tx, after_seq, active_ms) \
-             VALUES ($1, $2::text::xid8, $3, $4) ON CONFLICT (name) DO NOTHING",
+             VALUES ($1, $2::text::xid8, $3, $4) \
+             ON CONFLICT (name) DO UPDATE SET active_ms = GREATEST(webhook_endpoints.active_ms, excluded.active_ms)",
         )
         .bind(endpoint)
         .bind(start.tx.to_string())
@@ -134,24 +135,25 @@ impl PgStore {
     pub(super) async fn settle_deliveries_pg(
         &self,
         endpoint: &str,
-        settled: &[(String, Settled)],
+        settled: &[Settlement],
     ) -> Result<(), StoreError> {
         let mut connection = self.connection().await?;
         let done = async {
             let mut transaction = connection.begin().await?;
-            for (event_id, outcome) in settled {
-                let (state, next_ms, done_ms, error) = columns_of(outcome);
+            for s in settled {
+                let (state, next_ms, done_ms, error) = columns_of(&s.outcome);
                 sqlx::query(
                     "UPDATE webhook_deliveries SET state = $1, next_ms = COALESCE($2, next_ms), \
                      done_ms = $3, last_error = COALESCE($4, last_error) \
-                     WHERE endpoint = $5 AND event_id = $6 AND state = 0",
+                     WHERE endpoint = $5 AND event_id = $6 AND state = 0 AND attempts = $7",
                 )
                 .bind(state.code())
                 .bind(next_ms.map(int))
                 .bind(done_ms.map(int))
                 .bind(error)
                 .bind(endpoint)
-                .bind(event_id)
+                .bind(&s.event_id)
+                .bind(i32::try_from(s.attempts).unwrap_or(i32::MAX))
                 .execute(&mut *transaction)
                 .await?;
             }
@@ -165,17 +167,51 @@ impl PgStore {
     pub(super) async fn delivery_counts_pg(
         &self,
         endpoint: &str,
+        settled: bool,
     ) -> Result<DeliveryCounts, StoreError> {
-        let rows = sqlx::query(
+        let rows = sqlx::query(if settled {
             "SELECT state::int8 AS state, count(*) AS n, min(queued_ms) AS oldest \
-             FROM webhook_deliveries WHERE endpoint = $1 GROUP BY state",
-        )
+             FROM webhook_deliveries WHERE endpoint = $1 GROUP BY state"
+        } else {
+            "SELECT 0::int8 AS state, count(*) AS n, min(queued_ms) AS oldest \
+             FROM webhook_deliveries WHERE endpoint = $1 AND state = 0"
+        })
         .bind(endpoint)
         .fetch_all(&self.pool)
         .by_deadline()
         .await
         .map_err(|e| self.read_failed(e))?;
         counts(&rows)
+    }
+
+    pub(super) async fn retire_webhook_endpoints_pg(
+        &self,
+        keep: &[String],
+        now_ms: u64,
+    ) -> Result<u64, StoreError> {
+        let mut connection = self.connection().await?;
+        let retired = async {
+            let mut transaction = connection.begin().await?;
+            let retired = sqlx::query(
+                "UPDATE webhook_deliveries SET state = 2, done_ms = $1, last_error = $2 \
+                 WHERE state = 0 AND NOT (endpoint = ANY($3))",
+            )
+            .bind(int(now_ms))
+            .bind(RETIRED)
+            .bind(keep)
+            .execute(&mut *transaction)
+            .await?
+            .rows_affected();
+            sqlx::query("DELETE FROM webhook_endpoints WHERE NOT (name = ANY($1))")
+                .bind(keep)
+                .execute(&mut *transaction)
+                .await?;
+            transaction.commit().await?;
+            Ok(retired)
+        }
+        .by_deadline()
+        .await;
+        retired.map_err(|e| self.write_failed(e))
     }
 
     pub(super) async fn list_deliveries_pg(

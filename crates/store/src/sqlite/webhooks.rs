@@ -8,9 +8,9 @@ use sqlx::{Connection, QueryBuilder, Sqlite};
 
 use super::SqliteStore;
 use crate::rows::delivery;
-use crate::webhooks::{columns_of, counts};
+use crate::webhooks::{RETIRED, columns_of, counts};
 use crate::{
-    Delivery, DeliveryCounts, DeliveryQuery, FeedPosition, NewDelivery, Settled, StoreError,
+    Delivery, DeliveryCounts, DeliveryQuery, FeedPosition, NewDelivery, Settlement, StoreError,
 };
 
 fn int(n: u64) -> i64 {
@@ -30,7 +30,7 @@ impl SqliteStore {
         let mut connection = self.side.acquire().await?;
         sqlx::query(
             "INSERT INTO webhook_endpoints (name, after_tx, after_seq, active_ms) VALUES (?, 0, ?, ?) \
-             ON CONFLICT (name) DO NOTHING",
+             ON CONFLICT (name) DO UPDATE SET active_ms = max(active_ms, excluded.active_ms)",
         )
         .bind(endpoint)
         .bind(int(start.seq))
@@ -123,23 +123,24 @@ impl SqliteStore {
     pub(super) async fn settle_deliveries_sqlite(
         &self,
         endpoint: &str,
-        settled: &[(String, Settled)],
+        settled: &[Settlement],
     ) -> Result<(), StoreError> {
         let mut connection = self.side.acquire().await?;
         let mut transaction = connection.begin_with("BEGIN IMMEDIATE").await?;
-        for (event_id, outcome) in settled {
-            let (state, next_ms, done_ms, error) = columns_of(outcome);
+        for s in settled {
+            let (state, next_ms, done_ms, error) = columns_of(&s.outcome);
             sqlx::query(
                 "UPDATE webhook_deliveries SET state = ?, next_ms = COALESCE(?, next_ms), \
                  done_ms = ?, last_error = COALESCE(?, last_error) \
-                 WHERE endpoint = ? AND event_id = ? AND state = 0",
+                 WHERE endpoint = ? AND event_id = ? AND state = 0 AND attempts = ?",
             )
             .bind(state.code())
             .bind(next_ms.map(int))
             .bind(done_ms.map(int))
             .bind(error)
             .bind(endpoint)
-            .bind(event_id)
+            .bind(&s.event_id)
+            .bind(i64::from(s.attempts))
             .execute(&mut *transaction)
             .await?;
         }
@@ -150,15 +151,58 @@ impl SqliteStore {
     pub(super) async fn delivery_counts_sqlite(
         &self,
         endpoint: &str,
+        settled: bool,
     ) -> Result<DeliveryCounts, StoreError> {
-        let rows = sqlx::query(
+        let rows = sqlx::query(if settled {
             "SELECT state, count(*) AS n, min(queued_ms) AS oldest FROM webhook_deliveries \
-             WHERE endpoint = ? GROUP BY state",
-        )
+             WHERE endpoint = ? GROUP BY state"
+        } else {
+            "SELECT 0 AS state, count(*) AS n, min(queued_ms) AS oldest FROM webhook_deliveries \
+             WHERE endpoint = ? AND state = 0"
+        })
         .bind(endpoint)
         .fetch_all(&self.readers)
         .await?;
         counts(&rows)
+    }
+
+    pub(super) async fn retire_webhook_endpoints_sqlite(
+        &self,
+        keep: &[String],
+        now_ms: u64,
+    ) -> Result<u64, StoreError> {
+        // `AND column NOT IN (kept names)`, nothing when none is kept.
+        fn not_kept(q: &mut QueryBuilder<Sqlite>, column: &str, keep: &[String]) {
+            if keep.is_empty() {
+                return;
+            }
+            q.push(format!(" AND {column} NOT IN ("));
+            let mut names = q.separated(", ");
+            for name in keep {
+                names.push_bind(name.clone());
+            }
+            q.push(")");
+        }
+        let mut connection = self.side.acquire().await?;
+        let mut transaction = connection.begin_with("BEGIN IMMEDIATE").await?;
+        let mut retire =
+            QueryBuilder::<Sqlite>::new("UPDATE webhook_deliveries SET state = 2, done_ms = ");
+        retire
+            .push_bind(int(now_ms))
+            .push(", last_error = ")
+            .push_bind(RETIRED)
+            .push(" WHERE state = 0");
+        not_kept(&mut retire, "endpoint", keep);
+        let retired = retire
+            .build()
+            .execute(&mut *transaction)
+            .await?
+            .rows_affected();
+        let mut forget = QueryBuilder::<Sqlite>::new("DELETE FROM webhook_endpoints WHERE 1 = 1");
+        not_kept(&mut forget, "name", keep);
+        forget.build().execute(&mut *transaction).await?;
+        transaction.commit().await?;
+        Ok(retired)
     }
 
     pub(super) async fn list_deliveries_sqlite(

@@ -47,6 +47,7 @@ struct EndpointFile {
     timeout_seconds: Option<f64>,
     retry_for_seconds: Option<f64>,
     first_retry_seconds: Option<f64>,
+    lease_seconds: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -73,6 +74,10 @@ pub struct Endpoint {
     pub timeout: Duration,
     pub retry_for: Duration,
     pub first_retry: Duration,
+    /// How long a claimed delivery is held by the server sending it:
+    /// longer than an attempt and the database calls around it, so that
+    /// only a server that died leaves it to another.
+    pub lease: Duration,
 }
 
 impl Endpoint {
@@ -131,13 +136,25 @@ fn checked(e: EndpointFile, folder: &Path) -> anyhow::Result<Endpoint> {
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'),
         "name: 1 to 64 of a-z, 0-9, '-' and '_'"
     );
-    let url = reqwest::Url::parse(&e.url).with_context(|| format!("url {:?}", e.url))?;
+    // Errors name the URL without what may be secret in it.
+    let without_query = e.url.split('?').next().unwrap_or_default();
+    let shown = match without_query.split_once("://") {
+        Some((scheme, rest)) => format!(
+            "{scheme}://{}",
+            rest.rsplit_once('@').map_or(rest, |(_, host)| host)
+        ),
+        None => without_query
+            .rsplit('@')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let url = reqwest::Url::parse(&e.url).with_context(|| format!("url {shown:?}"))?;
     ensure!(
         matches!(url.scheme(), "http" | "https") && url.host().is_some(),
-        "url {:?}: an http:// or https:// URL with a host",
-        e.url
+        "url {shown:?}: an http:// or https:// URL with a host"
     );
-    ensure!(url.fragment().is_none(), "url {:?}: no #fragment", e.url);
+    ensure!(url.fragment().is_none(), "url {shown:?}: no #fragment");
     let secret_path = folder.join(&e.secret_file);
     let secrets = sign::Secret::read_file(&secret_path)?;
     let mut kinds = 0;
@@ -158,14 +175,25 @@ fn checked(e: EndpointFile, folder: &Path) -> anyhow::Result<Endpoint> {
             Some(s) => bail!("{what}: {s} is not a positive number of seconds"),
         }
     };
+    let timeout = seconds("timeout_seconds", e.timeout_seconds, DEFAULT_TIMEOUT)?;
+    let lease = seconds(
+        "lease_seconds",
+        e.lease_seconds,
+        timeout * 2 + Duration::from_secs(30),
+    )?;
+    ensure!(
+        lease > timeout,
+        "lease_seconds: longer than timeout_seconds, or deliveries in flight would be sent twice"
+    );
     Ok(Endpoint {
+        lease,
         name: e.name,
         url,
         secrets,
         kinds,
         selector,
         variants: e.variants,
-        timeout: seconds("timeout_seconds", e.timeout_seconds, DEFAULT_TIMEOUT)?,
+        timeout,
         retry_for: seconds("retry_for_seconds", e.retry_for_seconds, DEFAULT_RETRY_FOR)?,
         first_retry: seconds(
             "first_retry_seconds",
@@ -232,6 +260,7 @@ mod tests {
         write(dir.path(), "s", SECRET);
         let cases = [
             ("url = \"htp://site.example/\"", "url"),
+            ("url = \"http//user:hunter2@site.example/\"", "url"),
             ("url = \"site.example/hook\"", "url"),
             (
                 "url = \"https://site.example/\"\nkinds = [\"ended\"]",
@@ -258,6 +287,7 @@ mod tests {
             );
             let e = format!("{:#}", read(&file).unwrap_err());
             assert!(e.contains(says), "{body}: {e}");
+            assert!(!e.contains("hunter2"), "a password shown: {e}");
         }
         let file = write(
             dir.path(),

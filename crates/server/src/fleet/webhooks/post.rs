@@ -65,7 +65,8 @@ impl Poster {
                 "no answer within {:?} (timeout_seconds)",
                 endpoint.timeout
             )),
-            Err(e) => Attempt::Failed(describe(&e)),
+            // Without the URL: a receiver's token may sit in its query.
+            Err(e) => Attempt::Failed(describe(&e.without_url())),
         }
     }
 }
