@@ -28,15 +28,15 @@ use bg_api::v1 as pb;
 
 /// The picture's size.
 pub const WIDTH: u32 = 860;
-pub const HEIGHT: u32 = 640;
+pub const HEIGHT: u32 = 660;
 
 const POINT_W: f64 = 50.0;
 const BAR_W: f64 = 40.0;
 const BOARD_X: f64 = 60.0;
-const BOARD_Y: f64 = 70.0;
+const BOARD_Y: f64 = 90.0;
 const BOARD_H: f64 = 420.0;
 const POINT_H: f64 = 175.0;
-const CHECKER_R: f64 = 22.0;
+const CHECKER_R: f64 = 20.0;
 const TRAY_X: f64 = BOARD_X + 12.0 * POINT_W + BAR_W + 16.0;
 const TRAY_W: f64 = 60.0;
 /// Checkers drawn on a point; beyond, the count is written.
@@ -150,7 +150,7 @@ fn header(svg: &mut String, game: &pb::Game) {
     );
     let _ = writeln!(
         svg,
-        "<text class=\"status\" x=\"{}\" y=\"54\" font-size=\"16\">{}</text>",
+        "<text class=\"status\" x=\"{}\" y=\"56\" font-size=\"16\">{}</text>",
         n(BOARD_X),
         escape(&status(game))
     );
@@ -263,9 +263,9 @@ fn draw_point(svg: &mut String, game: &pb::Game, board: &pb::Board, p: u32, mark
         n(label_y)
     );
     let cx = x + POINT_W / 2.0;
-    let step = 2.0 * CHECKER_R - 2.0;
+    let step = 2.0 * CHECKER_R;
     let y_of = |i: i32| {
-        let offset = CHECKER_R + 2.0 + f64::from(i) * (step / 1.0);
+        let offset = CHECKER_R + 2.0 + f64::from(i) * step;
         if top { base + offset } else { base - offset }
     };
     let mut slot = 0;
