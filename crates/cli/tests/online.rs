@@ -126,6 +126,7 @@ impl Server {
             feed_window: Some(Duration::from_secs(3600)),
             cors_origins: Vec::new(),
             webhooks: Vec::new(),
+            web_client: true,
         };
         let mut config = config;
         configure(&mut config);

@@ -115,6 +115,8 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// The endpoints the feed's events are POSTed to (none: no webhooks).
     pub webhooks: Vec<crate::fleet::webhooks::Endpoint>,
+    /// Whether the web client is served at `/` (`--no-web`: not).
+    pub web_client: bool,
 }
 
 /// What clients may hold and ask for: connections, streams, watchers and

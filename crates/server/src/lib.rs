@@ -180,7 +180,7 @@ async fn serve<S: GameStore>(
         // gRPC-Web for the API alone: the layer refuses any other
         // HTTP/1.1 request, which the pages' GETs are.
         .layer(tonic_web::GrpcWebLayer::new())
-        .merge(web::routes(web_games));
+        .merge(web::routes(web_games, config.web_client));
     let routes = tonic::service::Routes::from(routes);
 
     let mut builder = Server::builder();

@@ -219,6 +219,11 @@ struct Cli {
     /// the server at startup.
     #[arg(long, env = "BACKGAMMON_WEBHOOKS_FILE")]
     webhooks_file: Option<PathBuf>,
+    /// Does not serve the web client at `/` (it is served by default:
+    /// a page to play, watch and review matches, calling the API over
+    /// gRPC-Web on this port). Boards as SVG are served either way.
+    #[arg(long, env = "BACKGAMMON_NO_WEB")]
+    no_web: bool,
     #[command(subcommand)]
     command: Option<Sub>,
 }
@@ -505,6 +510,7 @@ fn main() -> Result<()> {
                     .ok()
                     .filter(|d| !d.is_zero()),
                 cors_origins: cli.cors_origins,
+                web_client: !cli.no_web,
                 webhooks: match &cli.webhooks_file {
                     Some(path) => bg_server::fleet::webhooks::read(path)?,
                     None => Vec::new(),

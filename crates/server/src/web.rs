@@ -1,9 +1,13 @@
 //! What the server serves to browsers as plain HTTP, on the gRPC port
-//! beside the API (HTTP/1.1 and HTTP/2 are both accepted there): a game's
-//! board as SVG, `GET /games/{id}/board.svg` (`?version=N` for an earlier
-//! version). Like GetGame, it needs only the game id. Errors are short
-//! text: 400 for a version that is not the game's, 404 for no such game,
-//! 503 when storage is away; never a stack trace.
+//! beside the API (HTTP/1.1 and HTTP/2 are both accepted there):
+//! - a game's board as SVG, `GET /games/{id}/board.svg` (`?version=N` for
+//!   an earlier version). Like GetGame, it needs only the game id. Errors
+//!   are short text: 400 for a version that is not the game's, 404 for no
+//!   such game, 503 when storage is away; never a stack trace.
+//! - the web client (`/`, `/app.js`, `/app.css`): the files `web/` builds,
+//!   committed in `web/dist` and embedded here, so that serving it needs
+//!   no Node. It calls the API over gRPC-Web on this same origin.
+//!   `backgammond --no-web` leaves it out (the boards stay).
 
 use std::sync::Arc;
 
@@ -16,8 +20,44 @@ use serde::Deserialize;
 use crate::error::{ApiError, Reason};
 use crate::games::Games;
 
-/// The routes, added to the gRPC services' router.
-pub(crate) fn routes<S: GameStore>(games: Arc<Games<S>>) -> axum::Router {
+/// The web client's files, as built (web/dist).
+const INDEX_HTML: &str = include_str!("../../../web/dist/index.html");
+const APP_JS: &str = include_str!("../../../web/dist/app.js");
+const APP_CSS: &str = include_str!("../../../web/dist/app.css");
+
+/// The routes, added to the gRPC services' router (the web client's
+/// files when `client`).
+pub(crate) fn routes<S: GameStore>(games: Arc<Games<S>>, client: bool) -> axum::Router {
+    let router = boards(games);
+    if !client {
+        return router;
+    }
+    let file = |body: &'static str, kind: &'static str| {
+        axum::routing::get(move || async move {
+            (
+                [
+                    (header::CONTENT_TYPE, kind),
+                    // Not named by content: a browser asks again each time.
+                    (header::CACHE_CONTROL, "no-cache"),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                ],
+                body,
+            )
+        })
+    };
+    router
+        .route("/", file(INDEX_HTML, "text/html; charset=utf-8"))
+        .route("/index.html", file(INDEX_HTML, "text/html; charset=utf-8"))
+        .route("/app.js", file(APP_JS, "text/javascript; charset=utf-8"))
+        .route("/app.css", file(APP_CSS, "text/css; charset=utf-8"))
+        // No icon: said plainly, rather than left to the API's router.
+        .route(
+            "/favicon.ico",
+            axum::routing::get(|| async { StatusCode::NO_CONTENT }),
+        )
+}
+
+fn boards<S: GameStore>(games: Arc<Games<S>>) -> axum::Router {
     axum::Router::new().route(
         "/games/{id}/board.svg",
         axum::routing::get(move |Path(id): Path<String>, Query(q): Query<BoardQuery>| {
