@@ -1,7 +1,8 @@
 //! `bgctl bench`: the benchmarks, one module each. `load` measures Move
 //! throughput against the health check, `watch` how soon a watcher hears
 //! of an action, `hint` the computer player's rate, `clocks` creates
-//! running clocks by the hundred thousand, and `movegen` (offline) times
+//! running clocks by the hundred thousand, `svg` times drawing a board,
+//! and `movegen` (offline) times
 //! legal-play generation through the plugin boundary. What the online
 //! ones share is here: a channel to each server, calls sent again while a
 //! server is away, quantiles.
@@ -10,6 +11,7 @@ mod clocks;
 mod hint;
 mod load;
 mod movegen;
+mod svg;
 mod view;
 mod watch;
 
@@ -52,6 +54,10 @@ pub enum Command {
     /// the load `scripts/bench-clocks` measures the server under, idle
     /// clocks by the hundred thousand. Prints `clocks=N seconds=S`.
     Clocks(clocks::Args),
+    /// Draws a board of each variant as SVG, again and again (the
+    /// renderer of `/games/{id}/board.svg`, in this process); prints
+    /// `variant=.. svg_bytes=.. render_us_median=..` a variant.
+    Svg(svg::Args),
 }
 
 pub fn run(cx: &Context, command: Command) -> Result<()> {
@@ -61,6 +67,7 @@ pub fn run(cx: &Context, command: Command) -> Result<()> {
         Command::Hint(args) => hint::run(cx, args),
         Command::Watch(args) => watch::run(cx, args),
         Command::Clocks(args) => clocks::run(cx, args),
+        Command::Svg(args) => svg::run(cx, args),
     }
 }
 
