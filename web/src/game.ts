@@ -6,6 +6,7 @@
 import {
   type CheckerMove,
   DoubleAction,
+  ResignationMode,
   type Game,
   Geometry,
   Phase,
@@ -377,12 +378,36 @@ function actions(view: View): void {
       break;
   }
   if (g.phase === Phase.ROLL || g.phase === Phase.MOVE) {
-    box.append(
-      button(
-        "Resign",
-        () => act(view, () => api.resign({ ...id(), action: ResignAction.RESIGN, level: 0 }, as(token))),
-        { id: "resign" },
-      ),
-    );
+    const resign = (level: number) => () =>
+      act(view, () => api.resign({ ...id(), action: ResignAction.RESIGN, level }, as(token)));
+    if (g.settings?.resignation === ResignationMode.OFFER) {
+      // An offer at a level, which the other seat accepts or declines.
+      ["single", "gammon", "backgammon"].forEach((name, i) =>
+        box.append(button(`Offer to resign (${name})`, resign(i + 1), { class: "resign-offer" })),
+      );
+    } else {
+      box.append(button("Resign", resign(0), { id: "resign" }));
+    }
+    if (g.settings?.hints) {
+      box.append(button("Hint", () => hint(view, token), { id: "hint" }));
+    }
+  }
+}
+
+/// The computer player's view of the position (the match allows hints):
+/// the best plays with their equities, or the cube's advice.
+async function hint(view: View, token: string): Promise<void> {
+  const g = view.game!;
+  const out = document.getElementById("plays")!;
+  try {
+    const h = await api.hint({ gameId: g.gameId }, as(token));
+    const lines = h.plays
+      .slice(0, 5)
+      .map((p) => `${p.play?.notation || "(no move)"}  ${p.equity.toFixed(3)}${p.equityLoss > 0 ? ` (−${p.equityLoss.toFixed(3)})` : ""}`);
+    if (h.cube) lines.unshift(`Cube: ${h.cube.action} (equity ${h.cube.equity.toFixed(3)})`);
+    for (const c of h.choices) lines.push(`${c.choice}  ${c.equity.toFixed(3)}`);
+    out.prepend(el("pre", { id: "hint-out" }, lines.join("\n") || "No advice for this position."));
+  } catch (e) {
+    notice(said(e), "error");
   }
 }

@@ -25,10 +25,29 @@ export async function home(): Promise<void> {
   );
   const level = el("select", { id: "level" });
   const minutes = el("input", { id: "minutes", type: "number", min: "0", value: "0", size: "4" });
+  const hints = el("input", { id: "hints", type: "checkbox" });
+  // The variant's own options, each as it declares it: a choice among
+  // its allowed values, or free text.
+  const options = el("div", { id: "options", class: "form" });
+  const optionInputs = new Map<string, HTMLInputElement | HTMLSelectElement>();
   const levels = () => {
     const v = variants.find((x) => x.name === variant.value);
     level.replaceChildren(...(v?.botLevels ?? []).map((l) => el("option", { value: l }, l)));
     level.value = v?.botLevels[v.botLevels.length - 1] ?? "";
+    optionInputs.clear();
+    options.replaceChildren();
+    for (const o of v?.options ?? []) {
+      let input: HTMLInputElement | HTMLSelectElement;
+      if (o.allowedValues.length > 0) {
+        input = el("select", { name: o.name });
+        for (const a of o.allowedValues) input.append(el("option", { value: a }, a));
+      } else {
+        input = el("input", { name: o.name, size: "8" });
+      }
+      input.value = o.defaultValue;
+      optionInputs.set(o.name, input);
+      options.append(el("label", { title: o.description }, `${o.name} `, input));
+    }
   };
   variant.addEventListener("change", levels);
   levels();
@@ -40,9 +59,11 @@ export async function home(): Promise<void> {
       const made = await api.newGame({
         variant: variant.value,
         requestId: crypto.randomUUID(),
+        options: Object.fromEntries([...optionInputs].map(([name, input]) => [name, input.value])),
         settings: {
           matchLength: Number(length.value || "0"),
           clock: reserve > 0n ? { reserveMs: reserve } : undefined,
+          hints: hints.checked,
         },
         bots: computer ? [{ seat: Seat.BLACK, level: level.value }] : [],
       });
@@ -67,8 +88,10 @@ export async function home(): Promise<void> {
       el("label", {}, "Against ", opponent),
       el("label", {}, "Computer's level ", level),
       el("label", {}, "Minutes on each clock (0: none) ", minutes),
+      el("label", {}, "Hints allowed ", hints),
       button("Start", start, { id: "start" }),
     ),
+    options,
     el("h2", {}, "Watch a match"),
     el(
       "div",

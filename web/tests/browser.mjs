@@ -66,6 +66,7 @@ async function playAgainstTheComputer() {
   await page.waitForSelector("#start");
   await page.fill("#length", "1");
   await page.selectOption("#opponent", "computer");
+  await page.check("#hints");
   await page.click("#start");
   await page.waitForSelector("#board svg");
   const gameId = page.url().split("/").pop();
@@ -75,6 +76,7 @@ async function playAgainstTheComputer() {
   const lags = [];
   let clicks = 0;
   let shot = false;
+  let hinted = "";
   for (let turn = 0; turn < 400; turn++) {
     const now = await version(page);
     const p = await phase(page);
@@ -82,6 +84,12 @@ async function playAgainstTheComputer() {
     if (p === "ROLL") {
       await page.click("#roll");
     } else if (p === "MOVE") {
+      if (!hinted) {
+        // The match allows hints: the computer's ranking, shown.
+        await page.click("#hint");
+        await page.waitForSelector("#hint-out");
+        hinted = (await page.textContent("#hint-out")).split("\n")[0];
+      }
       const play = await page.$("button.play");
       if (!play) fail("no play offered in the move phase");
       const moves = (await play.getAttribute("data-moves")).split(" ").filter(Boolean);
@@ -125,7 +133,7 @@ async function playAgainstTheComputer() {
   if (watched !== status) fail(`the watcher shows ${watched}, the player ${status}`);
   lags.sort((a, b) => a - b);
   say({
-    played: { gameId, status, clicks, updates: lags.length, watcher_lag_max_ms: lags[lags.length - 1] },
+    played: { gameId, status, clicks, hint: hinted, updates: lags.length, watcher_lag_max_ms: lags[lags.length - 1] },
   });
   return { page, gameId };
 }

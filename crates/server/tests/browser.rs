@@ -3,9 +3,10 @@
 //! chromium). This test starts the server with every shipped variant,
 //! prepares matches through the API, runs the script, and checks what
 //! the page showed against the server:
-//! - a 1-point match against the computer played to the end by clicking
-//!   the board, the result shown being the server's, while a second page
-//!   watching sees each move within a second;
+//! - a 1-point match against the computer, hints allowed, played to the
+//!   end by clicking the board (a hint asked for once), the result shown
+//!   being the server's, while a second page watching sees each move
+//!   within a second;
 //! - a clock running out while a page watches: the loss on time shown;
 //! - the finished match's review: the graph, a mistake jumped to;
 //! - every shipped variant's board, at the start and in play, read back
@@ -209,6 +210,10 @@ async fn the_web_client_plays_watches_reviews_and_draws_every_variant_in_a_real_
         "the page says {status:?}; the server's winner is {winner}"
     );
     assert!(played["clicks"].as_u64().unwrap() > 0, "{played}");
+    assert!(
+        !played["hint"].as_str().unwrap_or_default().is_empty(),
+        "a hint shown: {played}"
+    );
     let clock = find("clock");
     assert!(
         clock["status"].as_str().unwrap().contains("on time"),

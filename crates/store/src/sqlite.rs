@@ -111,7 +111,7 @@ pub struct SqliteStore {
     /// of their own.
     options: SqliteConnectOptions,
     /// The one connection webhook deliveries are written on (opened when
-    /// first used).
+    /// first used; `synchronous = NORMAL`, see `open`).
     side: SqlitePool,
     writable: watch::Receiver<bool>,
     #[cfg(test)]
@@ -155,9 +155,14 @@ impl SqliteStore {
         for file in [suffixed(path, "-wal"), suffixed(path, "-shm")] {
             owner_only_if_present(&file)?;
         }
+        // Webhook rows may be lost at a power cut without losing an event:
+        // a lost staging is staged again from the place it did not move,
+        // a lost settlement sent again (at least once). So their commits
+        // skip the fsync (the action writer's next one covers them), and
+        // hold the write lock only for as long as they write.
         let side = SqlitePoolOptions::new()
             .max_connections(1)
-            .connect_lazy_with(options.clone());
+            .connect_lazy_with(options.clone().synchronous(SqliteSynchronous::Normal));
         Ok(SqliteStore {
             jobs,
             readers,

@@ -42,6 +42,8 @@ use crate::metrics;
 const STAGE_BATCH: u32 = 500;
 /// Attempts in flight at once, per endpoint and server.
 const IN_FLIGHT: u32 = 32;
+/// How long attempts that end are gathered to be settled in one write.
+const SETTLE_GATHER: Duration = Duration::from_millis(20);
 /// The least time between two reads of the feed (commits wake the
 /// stager; it reads them in groups).
 const STAGE_EVERY: Duration = Duration::from_millis(100);
@@ -539,6 +541,20 @@ impl<S: GameStore> Sender<S> {
                 tokio::select! {
                     Some(done) = attempts.join_next() => ended.push(done),
                     _ = stop.changed() => return,
+                }
+            }
+            // Settled together: what ends within a moment shares one write.
+            if !ended.is_empty() && !attempts.is_empty() {
+                let gather = tokio::time::sleep(SETTLE_GATHER);
+                tokio::pin!(gather);
+                loop {
+                    tokio::select! {
+                        Some(done) = attempts.join_next() => ended.push(done),
+                        _ = &mut gather => break,
+                    }
+                    if attempts.is_empty() {
+                        break;
+                    }
                 }
             }
             while let Some(done) = attempts.try_join_next() {
