@@ -139,6 +139,16 @@ async fn serve<S: GameStore>(
             .with_feed_window(config.feed_window)
             .with_webhooks(config.webhooks.clone()),
     );
+    // Server seeds stored in the clear before they were sealed: sealed
+    // now, before any call is served.
+    match games.seal_plain_seeds().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            sealed = n,
+            "server seeds of matches in progress sealed at rest, and the database compacted"
+        ),
+        Err(e) => anyhow::bail!("sealing the stored server seeds: {}", e.message),
+    }
     if let Some(changes) = changes {
         // Another server's commits reach this server's watchers.
         tokio::spawn(

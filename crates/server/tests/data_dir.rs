@@ -564,3 +564,93 @@ async fn finished_matches_are_archived_then_removed_after_their_retention() {
     assert!(gone(&mut client, &blocked).await);
     assert!(archive.join(format!("{}.json", blocked.id())).exists());
 }
+
+/// Every byte of the data folder's files (the database, its log, the
+/// rest).
+fn folder_bytes(folder: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            bytes.extend(std::fs::read(&path).unwrap_or_default());
+        }
+    }
+    bytes
+}
+
+fn holds(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Resigns the match (a 1-point one ends) and gives its revealed seed.
+async fn revealed_seed(client: &mut Client, g: &mut Game) -> String {
+    resign(client, g).await;
+    assert_eq!(g.game.phase, pb::Phase::MatchOver as i32);
+    g.game.verifiable_dice.clone().unwrap().server_seed
+}
+
+fn one_point() -> pb::MatchSettings {
+    pb::MatchSettings {
+        match_length: 1,
+        ..Default::default()
+    }
+}
+
+/// Issue 49: with the server seed of a match in progress anyone predicts
+/// every die to come. A copy of the data folder's database taken while
+/// the match runs (the server up, and after a clean stop) holds it
+/// neither in hex nor as bytes; once the match is over it is revealed.
+#[tokio::test]
+async fn the_database_holds_no_server_seed_of_a_match_in_progress() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = game_with_a_move(&mut client).await;
+    let mut other = new_game(&mut client, one_point()).await;
+    let running = folder_bytes(data_of(&fixture));
+    fixture.server.terminate();
+    let stopped = folder_bytes(data_of(&fixture));
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    for game in [&mut g, &mut other] {
+        let seed = revealed_seed(&mut client, game).await;
+        assert_eq!(seed.len(), 64, "{seed}");
+        let raw = (0..32)
+            .map(|i| u8::from_str_radix(&seed[2 * i..2 * i + 2], 16).unwrap())
+            .collect::<Vec<u8>>();
+        for copy in [&running, &stopped] {
+            assert!(
+                !holds(copy, seed.as_bytes()),
+                "the seed in hex in the database"
+            );
+            assert!(!holds(copy, &raw), "the seed's bytes in the database");
+        }
+    }
+}
+
+/// A database written before seeds were sealed (format 4, the seed in
+/// the clear): the server seals it at startup, leaves no copy in the
+/// files (compacted), and the match plays on with the same seed.
+#[tokio::test]
+async fn a_seed_stored_in_the_clear_is_sealed_at_startup_and_the_match_plays_on() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut g = new_game(&mut client, one_point()).await;
+    fixture.server.terminate();
+    let state = stored_state(&fixture, &g.id()).await;
+    assert!(state.contains("\"server_seed\":\"sealed1:"), "{state}");
+    let plain = "5a".repeat(32);
+    let start = state.find("\"server_seed\":\"").unwrap() + "\"server_seed\":\"".len();
+    let end = start + state[start..].find('"').unwrap();
+    let old = format!("{}{plain}{}", &state[..start], &state[end..])
+        .replace("\"format\":6", "\"format\":4");
+    set_stored_state(&fixture, &g.id(), &format!("'{}'", old.replace('\'', "''"))).await;
+    assert!(holds(&folder_bytes(data_of(&fixture)), plain.as_bytes()));
+    fixture.server.restart();
+    assert!(
+        !holds(&folder_bytes(data_of(&fixture)), plain.as_bytes()),
+        "a copy of the seed left in the files"
+    );
+    assert!(stored_state(&fixture, &g.id()).await.contains("sealed1:"));
+    let mut client = connect(&fixture.server.addr).await;
+    assert_eq!(revealed_seed(&mut client, &mut g).await, plain);
+}

@@ -609,6 +609,23 @@ pub trait GameStore: Clone + Send + Sync + 'static {
         settled: bool,
     ) -> impl Future<Output = Result<DeliveryCounts, StoreError>> + Send;
 
+    /// Replaces a game's stored state if it is still at `version`,
+    /// nothing else changed (no new version, no log entry): for storing
+    /// the same game otherwise (its server seed sealed at rest), never
+    /// for an action. False when the game moved on or is gone.
+    fn rewrite_state(
+        &self,
+        game_id: &str,
+        version: u64,
+        state: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Rewrites the database's files so that no copy of rows replaced or
+    /// removed is left in them (SQLite: `VACUUM` and a truncated log;
+    /// PostgreSQL: `VACUUM` of the games). For after
+    /// [`rewrite_state`](Self::rewrite_state) took a secret out.
+    fn compact(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Forgets the endpoints not in `keep` (no longer configured): their
     /// places go, and their pending deliveries are given up at `now_ms`.
     /// Returns how many deliveries were given up.

@@ -953,6 +953,36 @@ impl GameStore for PgStore {
         self.delivery_counts_pg(endpoint, settled).await
     }
 
+    async fn rewrite_state(
+        &self,
+        game_id: &str,
+        version: u64,
+        state: &str,
+    ) -> Result<bool, StoreError> {
+        let replaced =
+            sqlx::query("UPDATE games SET state = $1 WHERE game_id = $2 AND version = $3")
+                .bind(state)
+                .bind(game_id)
+                .bind(version_param(version)?)
+                .execute(&self.pool)
+                .by_deadline()
+                .await
+                .map_err(|e| self.write_failed(e))?
+                .rows_affected();
+        Ok(replaced == 1)
+    }
+
+    /// Old row versions stay in PostgreSQL's pages until vacuumed (a dump
+    /// never holds them; the data files may).
+    async fn compact(&self) -> Result<(), StoreError> {
+        sqlx::query("VACUUM games")
+            .execute(&self.pool)
+            .by_deadline()
+            .await
+            .map_err(|e| self.write_failed(e))?;
+        Ok(())
+    }
+
     async fn retire_webhook_endpoints(
         &self,
         keep: &[String],

@@ -706,6 +706,39 @@ impl GameStore for SqliteStore {
         self.delivery_counts_sqlite(endpoint, settled).await
     }
 
+    async fn rewrite_state(
+        &self,
+        game_id: &str,
+        version: u64,
+        state: &str,
+    ) -> Result<bool, StoreError> {
+        let mut connection = SqliteConnection::connect_with(&self.options).await?;
+        let replaced = sqlx::query("UPDATE games SET state = ? WHERE game_id = ? AND version = ?")
+            .bind(state)
+            .bind(game_id)
+            .bind(version.min(i64::MAX as u64) as i64)
+            .execute(&mut connection)
+            .await?
+            .rows_affected();
+        connection.close().await?;
+        Ok(replaced == 1)
+    }
+
+    /// `VACUUM` writes the database anew without free pages (where rows
+    /// replaced may linger), then the log is emptied and truncated.
+    async fn compact(&self) -> Result<(), StoreError> {
+        let mut connection = SqliteConnection::connect_with(&self.options).await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut connection)
+            .await?;
+        sqlx::query("VACUUM").execute(&mut connection).await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut connection)
+            .await?;
+        connection.close().await?;
+        Ok(())
+    }
+
     async fn retire_webhook_endpoints(
         &self,
         keep: &[String],

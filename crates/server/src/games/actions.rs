@@ -231,6 +231,7 @@ impl<S: GameStore> Games<S> {
         let work = {
             let (live, command) = (live.clone(), command.clone());
             let (dice_seed, fields) = (action.dice_seed.clone(), action.fields);
+            let key = self.seed_key.clone();
             move || {
                 let mut match_state = live.match_state.clone();
                 let mut dice = Recorded::new(ServerDice::new(fair));
@@ -255,8 +256,15 @@ impl<S: GameStore> Games<S> {
                             events,
                             then,
                         };
-                        let (next, entry) =
-                            next_version(&live, applied, seat, &command, &dice_seed, now_ms())?;
+                        let (next, entry) = next_version(
+                            &live,
+                            applied,
+                            seat,
+                            &command,
+                            &dice_seed,
+                            now_ms(),
+                            &key,
+                        )?;
                         shown(next, entry, &fields, watched).map(Ok)
                     }
                     other => Ok(Err(other)),
@@ -408,6 +416,7 @@ fn next_version(
     command: &Command,
     dice_seed: &str,
     now: u64,
+    key: &crate::snapshot::SeedKey,
 ) -> Result<(Live, LogEntry), ApiError> {
     let Applied {
         match_state,
@@ -445,8 +454,16 @@ fn next_version(
     });
     let mut record = live.record.clone();
     record.version = live.record.version + 1;
-    record.state =
-        snapshot::encode(&match_state, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
+    record.state = snapshot::encode(
+        &match_state,
+        dice.as_ref(),
+        clock.as_ref(),
+        crate::snapshot::Seal {
+            key,
+            game_id: &live.record.game_id,
+        },
+    )
+    .map_err(unserialisable)?;
     record.finished = match_state.phase == Phase::MatchOver;
     record.deadline_ms = clock.and_then(|c| c.deadline_ms());
     record.index.to_act = super::seat_index(match_state.to_act());
@@ -531,6 +548,7 @@ impl<S: GameStore> Games<S> {
         let net = self.bot_net(live);
         let work = {
             let live = live.clone();
+            let key = self.seed_key.clone();
             move || {
                 let mut match_state = live.match_state.clone();
                 let mut dice = Recorded::new(ServerDice::new(live.dice.clone()));
@@ -553,7 +571,7 @@ impl<S: GameStore> Games<S> {
                     events,
                     then,
                 };
-                let (next, entry) = next_version(&live, applied, seat, &command, "", now)?;
+                let (next, entry) = next_version(&live, applied, seat, &command, "", now, &key)?;
                 shown(next, entry, &Fields::ALL, watched)
             }
         };

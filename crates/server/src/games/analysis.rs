@@ -58,6 +58,7 @@ impl<S: GameStore> Games<S> {
             .await
             .map_err(crate::error::ApiError::store)?;
         let base = live.clone();
+        let key = self.seed_key.clone();
         self.off_runtime(&live.rules.plugin, move || {
             let mut judge = Judge {
                 live: &base,
@@ -69,9 +70,13 @@ impl<S: GameStore> Games<S> {
                 decisions: Vec::new(),
             };
             let version = base.record.version;
-            replay(&base, &log, version, &mut |made, m, seat, command| {
-                judge.decision(made, m, seat, command)
-            })?;
+            replay(
+                &base,
+                &log,
+                version,
+                &mut |made, m, seat, command| judge.decision(made, m, seat, command),
+                &key,
+            )?;
             Ok(pb::AnalyzeMatchResponse {
                 version,
                 plies: u32::from(plies),

@@ -214,7 +214,7 @@ impl<S: GameStore> Games<S> {
         let options: BTreeMap<String, String> =
             serde_json::from_str(&record.options).map_err(corrupt)?;
         let (game, dice, clock): snapshot::Stored =
-            snapshot::decode(&record.state).map_err(|e| match e {
+            snapshot::decode(&record.state, self.seal(game_id)).map_err(|e| match e {
                 // Not damage: a newer server wrote it.
                 snapshot::SnapshotError::Newer(_) => ApiError::new(
                     Reason::StorageFormatNewer,

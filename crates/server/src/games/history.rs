@@ -61,14 +61,22 @@ impl<S: GameStore> Games<S> {
             .map_err(ApiError::store)?;
         // The replay calls the variant: off the runtime (see `guard`).
         let base = live.clone();
-        self.off_runtime(&live.rules.plugin, move || rebuild(&base, &log, version))
-            .await
+        let key = self.seed_key.clone();
+        self.off_runtime(&live.rules.plugin, move || {
+            rebuild(&base, &log, version, &key)
+        })
+        .await
     }
 }
 
 /// `live`'s match at `version`, replayed from its log (the dice as logged).
-fn rebuild(live: &Live, log: &[LogEntry], version: u64) -> Result<Live, ApiError> {
-    replay(live, log, version, &mut |_, _, _, _| Ok(()))
+fn rebuild(
+    live: &Live,
+    log: &[LogEntry],
+    version: u64,
+    key: &crate::snapshot::SeedKey,
+) -> Result<Live, ApiError> {
+    replay(live, log, version, &mut |_, _, _, _| Ok(()), key)
 }
 
 /// What [`replay`] shows of each logged command before it applies it: the
@@ -82,6 +90,7 @@ pub(super) fn replay(
     log: &[LogEntry],
     version: u64,
     visit: &mut Visit<'_>,
+    key: &crate::snapshot::SeedKey,
 ) -> Result<Live, ApiError> {
     let mut game: Option<Match> = None;
     // Every die of the match is logged: the dice thrown by `version`.
@@ -169,8 +178,16 @@ pub(super) fn replay(
         }
         dice
     });
-    record.state =
-        snapshot::encode(&game, dice.as_ref(), clock.as_ref()).map_err(unserialisable)?;
+    record.state = snapshot::encode(
+        &game,
+        dice.as_ref(),
+        clock.as_ref(),
+        crate::snapshot::Seal {
+            key,
+            game_id: &live.record.game_id,
+        },
+    )
+    .map_err(unserialisable)?;
     record.finished = game.phase == bg_engine::game::Phase::MatchOver;
     record.deadline_ms = clock.and_then(|c| c.deadline_ms());
     Ok(Live {
@@ -235,5 +252,67 @@ impl<S: GameStore> Games<S> {
                 self.view(&then, &all).await
             }
         }
+    }
+}
+
+impl<S: GameStore> Games<S> {
+    /// Seals the server seeds stored in the clear of matches in progress
+    /// (stored before seeds were sealed), then compacts the database so
+    /// that no copy of them is left in its files. Run at startup; returns
+    /// how many were sealed. A game that moved on meanwhile (another
+    /// replica) was stored sealed by its action.
+    pub async fn seal_plain_seeds(&self) -> Result<u64, ApiError> {
+        let mut sealed = 0;
+        let mut after = None;
+        loop {
+            let page = self
+                .store
+                .list_matches(&bg_store::MatchQuery {
+                    states: vec![bg_store::MatchState::InProgress],
+                    after: after.clone(),
+                    limit: 500,
+                    ..Default::default()
+                })
+                .await
+                .map_err(ApiError::store)?;
+            let Some(last) = page.last() else {
+                break;
+            };
+            after = Some((last.index.created_us, last.game_id.clone()));
+            for row in &page {
+                let Some(record) = self
+                    .store
+                    .load(&row.game_id)
+                    .await
+                    .map_err(ApiError::store)?
+                else {
+                    continue;
+                };
+                if !snapshot::sealed::holds_plain_seed(&record.state) {
+                    continue;
+                }
+                let seal = self.seal(&record.game_id);
+                let (game, dice, clock) = snapshot::decode(&record.state, seal).map_err(|e| {
+                    ApiError::new(
+                        Reason::StorageCorrupt,
+                        format!("game {} is unreadable: {e}", record.game_id),
+                    )
+                })?;
+                let state = snapshot::encode(&game, dice.as_ref(), clock.as_ref(), seal)
+                    .map_err(unserialisable)?;
+                if self
+                    .store
+                    .rewrite_state(&record.game_id, record.version, &state)
+                    .await
+                    .map_err(ApiError::store)?
+                {
+                    sealed += 1;
+                }
+            }
+        }
+        if sealed > 0 {
+            self.store.compact().await.map_err(ApiError::store)?;
+        }
+        Ok(sealed)
     }
 }

@@ -81,6 +81,8 @@ pub struct Games<S> {
     feed_wake: Arc<tokio::sync::Notify>,
     /// The webhook endpoints the operator configured.
     webhooks: Arc<[Arc<crate::fleet::webhooks::Endpoint>]>,
+    /// The key the server seeds of matches in progress are sealed with.
+    seed_key: crate::snapshot::SeedKey,
 }
 
 /// How long work calling a plugin may take by default.
@@ -136,6 +138,15 @@ impl<S: GameStore> Games<S> {
             feed_window: Some(crate::fleet::DEFAULT_FEED_WINDOW),
             feed_wake: Arc::new(tokio::sync::Notify::new()),
             webhooks: Arc::new([]),
+            seed_key: crate::snapshot::SeedKey::derive(&secret),
+        }
+    }
+
+    /// How a game's server seed is sealed at rest.
+    pub(crate) fn seal<'a>(&'a self, game_id: &'a str) -> crate::snapshot::Seal<'a> {
+        crate::snapshot::Seal {
+            key: &self.seed_key,
+            game_id,
         }
     }
 

@@ -204,8 +204,13 @@ impl<S: GameStore> Games<S> {
         let mut record = record;
         record.index.updated_us = record.index.created_us;
         record.deadline_ms = clock.and_then(|c| c.deadline_ms());
-        record.state =
-            snapshot::encode(&game, fair.as_ref(), clock.as_ref()).map_err(unserialisable)?;
+        record.state = snapshot::encode(
+            &game,
+            fair.as_ref(),
+            clock.as_ref(),
+            self.seal(&record.game_id),
+        )
+        .map_err(unserialisable)?;
         let timing = Timing {
             clock,
             took_ms: None,

@@ -10,7 +10,13 @@
 //! stored types means a new format version, with a migration from the
 //! older ones in [`decode`].
 //!
-//! **Format 5** (the current one): format 4 and, in the settings, the
+//! **Format 6** (the current one): format 4 or 5 with the server seed of
+//! a match in progress sealed (`"server_seed": "sealed1:..."`, see
+//! [`sealed`]). Written for every match with verifiable dice still in
+//! progress; a match over is written as before (its seed revealed), in
+//! format 4 or 5.
+//!
+//! **Format 5**: format 4 and, in the settings, the
 //! seats the service plays (`"bots": [{"seat", "level"}]`) and `hints`.
 //! Only a match with a seat played by the service is written in format
 //! 5; the others are written in format 4, which older servers read.
@@ -50,13 +56,15 @@ use bg_fair_dice::FairDice;
 
 mod convert;
 pub mod formats_0_to_5;
+pub mod sealed;
 #[cfg(test)]
 mod tests;
 
 use formats_0_to_5 as stored;
+pub use sealed::{Seal, SeedKey};
 
 /// The format written.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 /// Why a stored snapshot cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -71,23 +79,36 @@ pub enum SnapshotError {
     Invalid(String),
 }
 
-/// A match as stored (format 4), with its verifiable dice and its clock
-/// if it has them.
+/// A match as stored (format 4, 5 or 6), with its verifiable dice and
+/// its clock if it has them; the server seed of a match in progress
+/// sealed for its game (`seal`).
 pub fn encode(
     game: &Match,
     dice: Option<&FairDice>,
     clock: Option<&Clock>,
+    seal: Seal,
 ) -> Result<String, serde_json::Error> {
+    let over = game.phase == bg_engine::game::Phase::MatchOver;
+    let dice = dice.map(|d| {
+        let mut stored = stored::FairDice::from(d);
+        if !over {
+            stored.server_seed = seal.seal(&stored.server_seed);
+        }
+        stored
+    });
     serde_json::to_string(&Envelope {
-        // A match the service plays a seat of needs a server that knows
-        // it; the others stay readable by servers of format 4.
-        format: if game.settings.bots.is_empty() {
+        // A sealed seed needs a server that opens it; a match the service
+        // plays a seat of one that knows it; the others stay readable by
+        // servers of format 4.
+        format: if dice.is_some() && !over {
+            FORMAT
+        } else if game.settings.bots.is_empty() {
             4
         } else {
-            FORMAT
+            5
         },
         game: stored::Match::from(game),
-        dice: dice.map(stored::FairDice::from),
+        dice,
         clock: clock.map(stored::Clock::from),
     })
 }
@@ -96,16 +117,17 @@ pub fn encode(
 pub type Stored = (Match, Option<FairDice>, Option<Clock>);
 
 /// A stored match, in any format this server knows, and its verifiable
-/// dice if it has them.
-pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
+/// dice if it has them (a sealed server seed opened for its game).
+pub fn decode(text: &str, seal: Seal) -> Result<Stored, SnapshotError> {
     let value: serde_json::Value = serde_json::from_str(text)?;
     let (stored, dice, clock) = match value.get("format") {
         // Format 0: the match alone.
         None => (serde_json::from_value::<stored::Match>(value)?, None, None),
         Some(format) => match format.as_u64() {
             // Format 1 lacks `auto_roll`, read as off; 1 and 2 lack `dice`;
-            // 1 to 3 lack `clock`; 1 to 4 lack `bots`.
-            Some(1..=5) => {
+            // 1 to 3 lack `clock`; 1 to 4 lack `bots`; 1 to 5 hold no
+            // sealed seed.
+            Some(1..=6) => {
                 let envelope = serde_json::from_value::<Envelope>(value)?;
                 (envelope.game, envelope.dice, envelope.clock)
             }
@@ -114,7 +136,10 @@ pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
         },
     };
     let dice = dice
-        .map(FairDice::try_from)
+        .map(|mut d| {
+            d.server_seed = seal.open(&d.server_seed)?;
+            FairDice::try_from(d)
+        })
         .transpose()
         .map_err(SnapshotError::Invalid)?;
     Ok((

@@ -5,6 +5,30 @@ use bg_fair_dice::{SeatSeeds, ServerSeed};
 
 use super::*;
 
+/// The key and game these tests seal seeds for.
+fn seal() -> Seal<'static> {
+    static KEY: std::sync::LazyLock<SeedKey> =
+        std::sync::LazyLock::new(|| SeedKey::derive(&[3; 32]));
+    Seal {
+        key: &KEY,
+        game_id: "g",
+    }
+}
+
+/// `super::encode` for the tests' game.
+fn encode(
+    game: &Match,
+    dice: Option<&FairDice>,
+    clock: Option<&Clock>,
+) -> Result<String, serde_json::Error> {
+    super::encode(game, dice, clock, seal())
+}
+
+/// `super::decode` for the tests' game.
+fn decode(text: &str) -> Result<Stored, SnapshotError> {
+    super::decode(text, seal())
+}
+
 /// A snapshot written before formats had versions (format 0), as the
 /// server stored it: a money game, white to move with 5-4.
 const FORMAT_0: &str = r#"{"settings":{"match_length":0,"money_games":1,"cube":{"max":64},"dead_cube_check":true,"crawford":true,"jacoby":false,"beavers":false,"auto_doubles":0,"scoring_limit":"cox","resignation":"by_position","draw_on_last_roll":false,"first_move":"loser"},"score":[0,0],"game_number":1,"crawford":"before","turn":"white","phase":"move","dice":{"d1":5,"d2":4},"cube":{"value":1,"owner":null},"cube_in_play":true,"pending_double":null,"resignation":null,"declined":null,"pending_decision":null,"decision_after_play":false,"first_mover":"white","pending_win":null,"starter":"white","variant_state":[1,0,0,0,0,0,0,5,0,3,0,0,0,0,5,0,0,0,0,0,0,0,0,0,0,2,0,0,0,0,0,0,0,5,0,3,0,0,0,0,5,0,0,0,0,0,0,0,0,0,0,2,0],"results":[],"winner":null}"#;
@@ -85,16 +109,20 @@ fn format_4_is_the_format_0_match_with_auto_roll_its_dice_and_its_clock_in_an_en
         seeds: SeatSeeds::new("w", "").unwrap(),
         thrown: 12,
     };
-    let text = encode(&game, Some(&dice), None).unwrap();
-    assert_eq!(
-        text,
-        format!(
-            r#"{{"format":4,"match":{with_auto_roll},"dice":{{"scheme":"hmac-sha256/v1","server_seed":"{}","white_seed":"w","black_seed":"","thrown":12}}}}"#,
-            "ab".repeat(32)
-        )
+    // As servers before sealing stored it (the seed in the clear): read.
+    let text = format!(
+        r#"{{"format":4,"match":{with_auto_roll},"dice":{{"scheme":"hmac-sha256/v1","server_seed":"{}","white_seed":"w","black_seed":"","thrown":12}}}}"#,
+        "ab".repeat(32)
     );
     assert_eq!(
         decode(&text).unwrap(),
+        (game.clone(), Some(dice.clone()), None)
+    );
+    // Written now: format 6, the seed sealed; read back the same.
+    let sealed = encode(&game, Some(&dice), None).unwrap();
+    assert!(sealed.starts_with(r#"{"format":6,"#) && !sealed.contains(&"ab".repeat(32)));
+    assert_eq!(
+        decode(&sealed).unwrap(),
         (game.clone(), Some(dice.clone()), None)
     );
     // A clock: its settings, the reserves, who runs since when.
@@ -158,4 +186,37 @@ fn a_start_position_reads_back_as_written() {
     assert_eq!(decode_board(&text).unwrap(), board);
     // The shape stored since positions were first stored.
     assert!(text.starts_with(r#"{"checkers":[["#), "{text}");
+}
+
+#[test]
+fn format_6_seals_the_server_seed_of_a_match_in_progress_and_reveals_it_once_over() {
+    let (mut game, _, _) = decode(FORMAT_0).unwrap();
+    let server = ServerSeed::from_hex(&"5a".repeat(32)).unwrap();
+    let dice = FairDice {
+        server,
+        seeds: SeatSeeds::default(),
+        thrown: 4,
+    };
+    let text = encode(&game, Some(&dice), None).unwrap();
+    assert!(text.contains(r#""format":6"#), "{text}");
+    assert!(
+        !text.contains(&"5a".repeat(32)),
+        "the seed in the clear: {text}"
+    );
+    assert!(!sealed::holds_plain_seed(&text));
+    assert_eq!(decode(&text).unwrap().1.unwrap().server, server);
+    // Another game's (or another key's) seal does not open it.
+    let other = Seal {
+        key: seal().key,
+        game_id: "h",
+    };
+    assert!(super::decode(&text, other).is_err());
+    // Over: revealed, in the clear, in the older format.
+    game.phase = bg_engine::game::Phase::MatchOver;
+    let over = encode(&game, Some(&dice), None).unwrap();
+    assert!(
+        over.contains(&"5a".repeat(32)) && over.contains(r#""format":4"#),
+        "{over}"
+    );
+    assert!(sealed::holds_plain_seed(&over));
 }
