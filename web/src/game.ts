@@ -91,7 +91,7 @@ async function follow(view: View): Promise<void> {
 }
 
 /// Whose turn it is, or how the match ended, in words.
-function status(g: Game): string {
+function statusOf(g: Game): string {
   const name = (s: Seat) => (s === Seat.WHITE ? "White" : s === Seat.BLACK ? "Black" : "Nobody");
   if (g.phase === Phase.MATCH_OVER) {
     const last = g.results[g.results.length - 1];
@@ -126,14 +126,12 @@ function status(g: Game): string {
 
 async function show(view: View): Promise<void> {
   const g = view.game!;
-  document.getElementById("status")!.textContent = status(g);
-  document.getElementById("status")!.dataset.phase = Phase[g.phase];
-  document.getElementById("status")!.dataset.version = String(g.version);
   const board = document.getElementById("board")!;
   const response = await fetch(`/games/${encodeURIComponent(view.id)}/board.svg?version=${g.version}`);
+  const picture = response.ok ? await response.text() : undefined;
   if (current !== view || view.game !== g) return;
-  if (response.ok) {
-    board.innerHTML = await response.text();
+  if (picture !== undefined) {
+    board.innerHTML = picture;
     board.querySelectorAll("g.point, g.bar, g.off").forEach((p) =>
       p.addEventListener("click", () => clicked(view, p as SVGGElement)),
     );
@@ -143,6 +141,12 @@ async function show(view: View): Promise<void> {
   mark(view);
   actions(view);
   tick(view);
+  // Last: the status says the version shown once all of it is drawn.
+  const status = document.getElementById("status")!;
+  status.textContent = statusOf(g);
+  status.dataset.phase = Phase[g.phase];
+  status.dataset.version = String(g.version);
+  delete status.dataset.sending;
 }
 
 /// The clocks, counted down between updates.
@@ -260,6 +264,8 @@ function mark(view: View): void {
     document.querySelector(`#board g.point[data-point="${whitePoint(g, movers)}"]`);
   if (view.from !== undefined) at(view.from)?.classList.add("picked");
   for (const m of view.chosen) at(m.to)?.classList.add("moved");
+  // What the clicks have chosen so far (for the eye, and for tests).
+  document.getElementById("status")!.dataset.chosen = String(view.chosen.length);
   const plays = document.getElementById("plays")!;
   plays.replaceChildren();
   if (g.phase === Phase.MOVE && tokenFor(g.gameId, g.toAct)) {
@@ -292,6 +298,7 @@ function requestId(): string {
 
 async function send(view: View, notation: string): Promise<void> {
   const g = view.game!;
+  document.getElementById("status")!.dataset.sending = "1";
   const token = tokenFor(g.gameId, g.toAct)!;
   await act(view, () =>
     api.move(

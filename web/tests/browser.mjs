@@ -48,14 +48,14 @@ async function clickPlace(page, place) {
   const selector =
     place === "bar" ? "#board g.bar" : place === "off" ? "#board g.off[data-seat]" : `#board g.point[data-point="${place}"]`;
   // The tray of the seat moving: white's at the bottom, black's at the top.
-  if (place === "off") {
-    const trays = await page.$$("#board g.off");
-    const seat = (await page.textContent("#status")).startsWith("White") ? "white" : "black";
-    for (const t of trays) {
-      if ((await t.getAttribute("data-seat")) === seat) return t.click();
-    }
-  }
-  await page.click(selector);
+  const target =
+    place === "off"
+      ? `#board g.off[data-seat="${(await page.textContent("#status")).startsWith("White") ? "white" : "black"}"]`
+      : selector;
+  // A real mouse click at the element; `force` skips waiting for it to
+  // hold still over animation frames, which a loaded CI machine may not
+  // give an SVG group in time.
+  await page.locator(target).click({ force: true, timeout: 10000 });
 }
 
 // 1. A person plays a 1-point match against the computer by clicking,
@@ -96,13 +96,25 @@ async function playAgainstTheComputer() {
       if (moves.length === 0) {
         await play.click();
       }
+      let chosen = 0;
       for (const m of moves) {
-        if ((await version(page)) !== now) break;
         const [from, to] = m.split("/");
         await clickPlace(page, from);
-        if ((await version(page)) !== now) break;
         await clickPlace(page, to);
         clicks += 2;
+        chosen += 1;
+        // The page took the move (marked it), or sent the play it leaves
+        // no doubt about: then the board is redrawn, and clicking stops.
+        await page.waitForFunction(
+          ([v, n]) => {
+            const s = document.querySelector("#status")?.dataset ?? {};
+            return Number(s.version) !== v || s.sending === "1" || Number(s.chosen) >= n;
+          },
+          [Number(now), chosen],
+          { timeout: 10000 },
+        );
+        const s = await page.$eval("#status", (e) => ({ ...e.dataset }));
+        if (Number(s.version) !== now || s.sending === "1") break;
       }
     } else if (p === "CUBE_OFFERED") {
       await page.click("#take");

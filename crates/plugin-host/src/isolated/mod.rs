@@ -456,3 +456,69 @@ fn kind(request: &Request<'_>) -> &'static str {
         Request::Scoreboard { .. } => "scoreboard",
     }
 }
+
+/// The frames' readers, on bytes from outside, for the fuzz targets
+/// (`crates/fuzz-bodies`): a worker reading a hostile server's request,
+/// the server reading a hostile worker's hello and answers. Each must
+/// refuse what it cannot read, never panic. Not for other use.
+#[doc(hidden)]
+pub mod fuzzing {
+    use bg_engine::{Board, Dice, Play};
+
+    use super::frame;
+    use crate::call::Request;
+
+    /// A worker reading a request.
+    pub fn request(bytes: &[u8]) {
+        let _ = frame::OwnedRequest::read(bytes);
+    }
+
+    /// The server reading a worker's hello.
+    pub fn hello(bytes: &[u8]) {
+        let _ = frame::read_hello(bytes);
+    }
+
+    /// The server reading a worker's answer to a request of each kind.
+    pub fn answer(bytes: &[u8]) {
+        let board = Board::default();
+        let Ok(dice) = Dice::new(3, 5) else {
+            return;
+        };
+        let play = Play::EMPTY;
+        let state: &[u8] = b"state";
+        let requests = [
+            Request::Info,
+            Request::NewGame { options: b"{}" },
+            Request::SetupPosition {
+                board: &board,
+                options: b"{}",
+            },
+            Request::Board { state },
+            Request::LegalPlays {
+                state,
+                seat: 0,
+                dice,
+            },
+            Request::ApplyPlay {
+                state,
+                seat: 1,
+                dice,
+                play: &play,
+            },
+            Request::AfterRoll {
+                state,
+                seat: 0,
+                dice,
+            },
+        ];
+        let mut plays = Vec::new();
+        for request in &requests {
+            let _ = frame::read_answer(request, bytes, &mut plays);
+        }
+    }
+
+    /// A frame read off a pipe (its length, then its bytes).
+    pub fn frame(bytes: &[u8]) {
+        let _ = frame::read_frame(&mut &bytes[..]);
+    }
+}

@@ -103,8 +103,14 @@ impl Endpoint {
 pub fn read(path: &Path) -> anyhow::Result<Vec<Endpoint>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the webhooks file {}", path.display()))?;
+    parse(&text, path)
+}
+
+/// The endpoints of a webhooks file's text (`path` names it in errors,
+/// and its folder is where secret files are found).
+pub fn parse(text: &str, path: &Path) -> anyhow::Result<Vec<Endpoint>> {
     let file: WebhooksFile =
-        toml::from_str(&text).with_context(|| format!("the webhooks file {}", path.display()))?;
+        toml::from_str(text).with_context(|| format!("the webhooks file {}", path.display()))?;
     let folder = path.parent().unwrap_or(Path::new("."));
     let mut endpoints: Vec<Endpoint> = Vec::new();
     for (i, e) in file.endpoint.into_iter().enumerate() {
