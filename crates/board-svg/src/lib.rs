@@ -284,21 +284,25 @@ fn draw_point(svg: &mut String, game: &pb::Game, board: &pb::Board, p: u32, mark
         checker(svg, cx, y_of(slot + i), seat_fill(seat), None);
     }
     if n_here > drawn && drawn > 0 {
-        let y = y_of(slot + drawn - 1);
-        let ink = if seat == pb::Seat::White as i32 {
-            "#222"
-        } else {
-            "#f5f0e1"
-        };
-        let _ = writeln!(
-            svg,
-            "<text class=\"count\" x=\"{}\" y=\"{}\" font-size=\"18\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"{ink}\">{n_here}</text>",
-            n(cx),
-            n(y + 6.0)
-        );
+        count_on(svg, seat, n_here, cx, y_of(slot + drawn - 1), 18);
     }
     markers(svg, game, p, cx, top, y_of(drawn.max(1) + slot - 1));
     svg.push_str("</g>\n");
+}
+
+/// A count written on a checker of `seat`'s (dark ink on white's).
+fn count_on(svg: &mut String, seat: i32, count: i32, cx: f64, cy: f64, size: u32) {
+    let ink = if seat == pb::Seat::White as i32 {
+        "#222"
+    } else {
+        "#f5f0e1"
+    };
+    let _ = writeln!(
+        svg,
+        "<text class=\"count\" x=\"{}\" y=\"{}\" font-size=\"{size}\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"{ink}\">{count}</text>",
+        n(cx),
+        n(cy + 6.0)
+    );
 }
 
 fn seat_fill(seat: i32) -> &'static str {
@@ -374,17 +378,7 @@ fn bar(svg: &mut String, board: &pb::Board, geometry: pb::Geometry) {
             }
             let cy = BOARD_Y + BOARD_H / 2.0 + dir * (CHECKER_R + 30.0);
             checker(svg, cx, cy, seat_fill(seat), None);
-            let ink = if seat == pb::Seat::White as i32 {
-                "#222"
-            } else {
-                "#f5f0e1"
-            };
-            let _ = writeln!(
-                svg,
-                "<text x=\"{}\" y=\"{}\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"{ink}\">{count}</text>",
-                n(cx),
-                n(cy + 6.0)
-            );
+            count_on(svg, seat, count as i32, cx, cy, 16);
         }
     }
     svg.push_str("</g>\n");
@@ -687,8 +681,9 @@ fn footer(svg: &mut String, game: &pb::Game, variant: &pb::Variant) {
     svg.push_str("</g>\n");
 }
 
-/// Milliseconds as a clock shows them: `1:05:07`, `13:45`, `0:09.5`.
-fn clock_time(ms: u64) -> String {
+/// Milliseconds as a clock shows them: `1:05:07`, `13:45`, `0:09.5`
+/// (bgctl writes them so too).
+pub fn clock_time(ms: u64) -> String {
     let seconds = ms / 1000;
     let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
     if h > 0 {

@@ -16,19 +16,6 @@ use common::*;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-/// Every shipped plugin.
-fn start_shipped() -> Fixture {
-    let plugins: Vec<(String, String)> = bg_tests::SHIPPED_PLUGINS
-        .iter()
-        .map(|lib| (lib.to_string(), bg_tests::library_file_name(lib)))
-        .collect();
-    let plugins: Vec<(&str, &str)> = plugins
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    start_with_plugins(&plugins, &[])
-}
-
 fn get(fixture: &Fixture, path: &str) -> (String, Vec<(String, String)>, Vec<u8>) {
     let addr = host_port(fixture);
     http(
@@ -104,21 +91,13 @@ fn sorted_pins(mut board: pb::Board) -> pb::Board {
 
 #[tokio::test]
 async fn every_shipped_variant_is_drawn_with_get_games_checkers_at_the_start_and_in_play() {
-    let fixture = start_shipped();
+    let fixture = start_shipped(&[]);
     let mut client = connect(&fixture.server.addr).await;
     let variants = variants(&mut client).await;
     assert_eq!(variants.len(), bg_tests::SHIPPED_PLUGINS.len());
     let mut rng = StdRng::seed_from_u64(47);
     for variant in &variants {
-        let mut g = variant_game(
-            &mut client,
-            pb::NewGameRequest {
-                variant: variant.name.clone(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        let mut g = default_match(&mut client, &variant.name).await;
         let start = get_game(&mut client, &g).await;
         let path = format!("/games/{}/board.svg", g.id());
         let drawn = board_of_svg(&svg_of(&fixture, &path));
@@ -208,20 +187,12 @@ async fn a_bad_game_id_or_version_is_a_short_plain_answer() {
 /// roll, as the renderer draws it.
 #[tokio::test]
 async fn the_docs_show_each_variants_start_board_as_the_renderer_draws_it() {
-    let fixture = start_shipped();
+    let fixture = start_shipped(&[]);
     let mut client = connect(&fixture.server.addr).await;
     let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/boards");
     let bless = std::env::var_os("BLESS_BOARDS").is_some();
     for variant in variants(&mut client).await {
-        let g = variant_game(
-            &mut client,
-            pb::NewGameRequest {
-                variant: variant.name.clone(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        let g = default_match(&mut client, &variant.name).await;
         let start = get_game(&mut client, &g).await;
         // The start alone: no id, dice, clock or history of this run.
         let shown = pb::Game {

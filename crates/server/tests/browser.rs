@@ -65,23 +65,12 @@ async fn the_web_client_plays_watches_reviews_and_draws_every_variant_in_a_real_
             return;
         }
     };
-    let plugins: Vec<(String, String)> = bg_tests::SHIPPED_PLUGINS
-        .iter()
-        .map(|lib| (lib.to_string(), bg_tests::library_file_name(lib)))
-        .collect();
-    let plugins: Vec<(&str, &str)> = plugins
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let fixture = start_with_plugins(
-        &plugins,
-        &[
-            "--clock-sweep-seconds",
-            "0.1",
-            "--new-games-per-second",
-            "0",
-        ],
-    );
+    let fixture = start_shipped(&[
+        "--clock-sweep-seconds",
+        "0.1",
+        "--new-games-per-second",
+        "0",
+    ]);
     let mut client = connect(&fixture.server.addr).await;
     // A match whose clock (8 s) runs out while the page watches it.
     let clock_game = variant_game(
@@ -105,15 +94,7 @@ async fn the_web_client_plays_watches_reviews_and_draws_every_variant_in_a_real_
     let mut rng = StdRng::seed_from_u64(4747);
     let mut boards = Vec::new();
     for variant in variants(&mut client).await {
-        let mut g = variant_game(
-            &mut client,
-            pb::NewGameRequest {
-                variant: variant.name.clone(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        let mut g = default_match(&mut client, &variant.name).await;
         let shown = |g: &pb::Game| {
             let b = g.board.clone().unwrap_or_default();
             serde_json::json!({
@@ -124,15 +105,7 @@ async fn the_web_client_plays_watches_reviews_and_draws_every_variant_in_a_real_
         };
         boards.push(shown(&g.game));
         let start = g.id();
-        let mut played = variant_game(
-            &mut client,
-            pb::NewGameRequest {
-                variant: variant.name.clone(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        let mut played = default_match(&mut client, &variant.name).await;
         for _ in 0..16 {
             let Some(next) = next_action(&played.game, &mut rng, false) else {
                 break;

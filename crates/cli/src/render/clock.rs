@@ -5,18 +5,7 @@ use bg_api::v1 as pb;
 
 use super::seat_name;
 
-/// Milliseconds as a clock shows them: `1:05:07`, `13:45`, `0:09.5`.
-fn clock_time(ms: u64) -> String {
-    let seconds = ms / 1000;
-    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else if seconds < 10 {
-        format!("{m}:{s:02}.{}", ms % 1000 / 100)
-    } else {
-        format!("{m}:{s:02}")
-    }
-}
+use bg_board_svg::clock_time;
 
 /// Both clocks under the board, as of `now`: the running seat's reserve
 /// less what its turn has cost since the answer (`as_of`) once its delay

@@ -626,3 +626,29 @@ pub fn http(addr: &str, request: &[u8]) -> (String, Vec<(String, String)>, Vec<u
     }
     (status, headers, body)
 }
+
+/// A server with every shipped plugin and extra arguments.
+pub fn start_shipped(args: &[&str]) -> Fixture {
+    let plugins: Vec<(String, String)> = bg_tests::SHIPPED_PLUGINS
+        .iter()
+        .map(|lib| (lib.to_string(), bg_tests::library_file_name(lib)))
+        .collect();
+    let plugins: Vec<(&str, &str)> = plugins
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    start_with_plugins(&plugins, args)
+}
+
+/// A new match of `variant` with the variant's defaults.
+pub async fn default_match(client: &mut Client, variant: &str) -> Game {
+    variant_game(
+        client,
+        pb::NewGameRequest {
+            variant: variant.to_string(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
