@@ -280,24 +280,28 @@ impl<S: GameStore> Games<S> {
             };
             after = Some((last.index.created_us, last.game_id.clone()));
             for row in &page {
-                let Some(record) = self
-                    .store
-                    .load(&row.game_id)
-                    .await
-                    .map_err(ApiError::store)?
-                else {
-                    continue;
+                // A game that cannot be read is left as it is: it fails
+                // only what touches it (DATA_LOSS), never the startup.
+                let record = match self.store.load(&row.game_id).await {
+                    Ok(Some(record)) => record,
+                    Ok(None) => continue,
+                    Err(bg_store::StoreError::Corrupt(e)) => {
+                        tracing::warn!(game_id = %row.game_id, error = %e, "a stored game is unreadable; its seed is left as it is");
+                        continue;
+                    }
+                    Err(e) => return Err(ApiError::store(e)),
                 };
                 if !snapshot::sealed::holds_plain_seed(&record.state) {
                     continue;
                 }
                 let seal = self.seal(&record.game_id);
-                let (game, dice, clock) = snapshot::decode(&record.state, seal).map_err(|e| {
-                    ApiError::new(
-                        Reason::StorageCorrupt,
-                        format!("game {} is unreadable: {e}", record.game_id),
-                    )
-                })?;
+                let (game, dice, clock) = match snapshot::decode(&record.state, seal) {
+                    Ok(stored) => stored,
+                    Err(e) => {
+                        tracing::warn!(game_id = %record.game_id, error = %e, "a stored game is unreadable; its seed is left as it is");
+                        continue;
+                    }
+                };
                 let state = snapshot::encode(&game, dice.as_ref(), clock.as_ref(), seal)
                     .map_err(unserialisable)?;
                 if self
