@@ -254,12 +254,12 @@ async fn a_receiver_down_for_a_while_gets_every_event_once_it_is_up() {
 
 #[tokio::test]
 async fn a_server_killed_in_the_middle_of_deliveries_loses_none() {
-    // A slow receiver: every delivery is in flight for a second, so the
-    // kill comes with deliveries claimed and not answered.
-    let receiver = Receiver::start(Answer::After(Duration::from_secs(1))).await;
+    // A slow receiver: every delivery is in flight for three seconds, so
+    // the kill comes with deliveries claimed and not answered.
+    let receiver = Receiver::start(Answer::After(Duration::from_secs(3))).await;
     let (_folder, token, file) = configured(
         &receiver.url("/hooks"),
-        "timeout_seconds = 2\nlease_seconds = 4",
+        "timeout_seconds = 4\nlease_seconds = 5",
     );
     let mut fixture = start_with_args(&args(&token, &file));
     let mut client = connect(&fixture.server.addr).await;
@@ -274,7 +274,7 @@ async fn a_server_killed_in_the_middle_of_deliveries_loses_none() {
     );
     receiver.answer(Answer::Accept);
     fixture.server.restart();
-    // Claimed deliveries come due again when their lease runs out (4 s).
+    // Claimed deliveries come due again when their lease runs out (5 s).
     let got = received_all(&receiver, &expected, Duration::from_secs(60)).await;
     for r in &got {
         verified(r);
