@@ -113,8 +113,9 @@ pub fn labels(data: &[u8]) {
 }
 
 /// The operator's webhooks file (its TOML; secret files looked for in a
-/// folder that does not exist).
+/// folder that does not exist), and a secret file's line.
 pub fn webhooks_file(data: &[u8]) {
+    let _ = bg_server::fleet::webhooks::sign::Secret::parse(&text(data));
     let _ = bg_server::fleet::webhooks::parse(
         &text(data),
         Path::new("/nonexistent/bg-fuzz/webhooks.toml"),

@@ -82,12 +82,7 @@ async fn board_svg<S: GameStore>(games: &Games<S>, id: &str, q: BoardQuery) -> R
         Ok(game) => game,
         Err(e) => return failure(&e),
     };
-    let variant = games
-        .variants()
-        .await
-        .into_iter()
-        .find(|v| v.name == game.variant)
-        .unwrap_or_default();
+    let variant = games.variant(&game.variant).await.unwrap_or_default();
     let svg = bg_board_svg::render(&game, &variant);
     // A version never changes: its picture may be kept for good. The
     // game as it stands changes with every action.

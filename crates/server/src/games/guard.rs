@@ -172,48 +172,64 @@ impl<S: GameStore> Games<S> {
     pub async fn variants(&self) -> Vec<pb::Variant> {
         let mut variants = Vec::new();
         for plugin in self.plugins.plugins() {
-            let info = plugin.info();
-            let caps = plugin.capabilities();
-            let asked = plugin.clone();
-            let cube = self
-                .off_runtime(&plugin, move || {
-                    Ok(asked
-                        .new_game(&Default::default())
-                        .map_or(caps.contains(Capabilities::CUBE), |setup| setup.cube))
-                })
-                .await;
-            variants.push(pb::Variant {
-                name: info.name.clone(),
-                version: info.version.clone(),
-                description: info.description.clone(),
-                options: info
-                    .options
-                    .iter()
-                    .map(|o| pb::VariantOption {
-                        name: o.name.clone(),
-                        description: o.description.clone(),
-                        allowed_values: o.allowed_values.clone(),
-                        default_value: o.default_value.clone(),
-                    })
-                    .collect(),
-                cube: caps.contains(Capabilities::CUBE),
-                draws: caps.contains(Capabilities::DRAWS),
-                standard_board: caps.contains(Capabilities::STANDARD_BOARD),
-                max_win_level: plugin.max_win_level(),
-                // The engine's default, for a game set up with the
-                // default options and settings.
-                auto_roll: MatchSettings::default()
-                    .auto_roll_default(cube.unwrap_or(caps.contains(Capabilities::CUBE))),
-                tallies: labels(&info.tallies),
-                counters: labels(&info.counters),
-                markers: labels(&info.markers),
-                unhealthy: plugin.unhealthy().map(|u| u.why).unwrap_or_default(),
-                checkers: u32::from(plugin.checkers()),
-                bot_levels: self.nets.levels(&plugin),
-                geometry: crate::convert::to_api::geometry(plugin.geometry()),
-            });
+            variants.push(self.declared(&plugin).await);
         }
         variants
+    }
+
+    /// One variant, as ListVariants shows it (None: none of that name is
+    /// loaded): only its plugin is asked.
+    pub async fn variant(&self, name: &str) -> Option<pb::Variant> {
+        let plugin = self
+            .plugins
+            .plugins()
+            .into_iter()
+            .find(|p| p.info().name == name)?;
+        Some(self.declared(&plugin).await)
+    }
+
+    /// What a plugin declares, as the API shows a variant.
+    async fn declared(&self, plugin: &std::sync::Arc<bg_plugin_host::Plugin>) -> pb::Variant {
+        let info = plugin.info();
+        let caps = plugin.capabilities();
+        let asked = plugin.clone();
+        let cube = self
+            .off_runtime(plugin, move || {
+                Ok(asked
+                    .new_game(&Default::default())
+                    .map_or(caps.contains(Capabilities::CUBE), |setup| setup.cube))
+            })
+            .await;
+        pb::Variant {
+            name: info.name.clone(),
+            version: info.version.clone(),
+            description: info.description.clone(),
+            options: info
+                .options
+                .iter()
+                .map(|o| pb::VariantOption {
+                    name: o.name.clone(),
+                    description: o.description.clone(),
+                    allowed_values: o.allowed_values.clone(),
+                    default_value: o.default_value.clone(),
+                })
+                .collect(),
+            cube: caps.contains(Capabilities::CUBE),
+            draws: caps.contains(Capabilities::DRAWS),
+            standard_board: caps.contains(Capabilities::STANDARD_BOARD),
+            max_win_level: plugin.max_win_level(),
+            // The engine's default, for a game set up with the
+            // default options and settings.
+            auto_roll: MatchSettings::default()
+                .auto_roll_default(cube.unwrap_or(caps.contains(Capabilities::CUBE))),
+            tallies: labels(&info.tallies),
+            counters: labels(&info.counters),
+            markers: labels(&info.markers),
+            unhealthy: plugin.unhealthy().map(|u| u.why).unwrap_or_default(),
+            checkers: u32::from(plugin.checkers()),
+            bot_levels: self.nets.levels(plugin),
+            geometry: crate::convert::to_api::geometry(plugin.geometry()),
+        }
     }
 }
 
