@@ -12,6 +12,8 @@
 
 use std::path::Path;
 
+pub mod differential;
+
 use bg_api::v1 as pb;
 use bg_engine::{Play, Seat};
 use bg_server::fleet::labels::{Selector, checked_labels};
@@ -32,6 +34,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("webhooks_file", webhooks_file),
     ("worker_frames", worker_frames),
     ("read_mask", read_mask),
+    ("log_entry", log_entry),
 ];
 
 fn text(data: &[u8]) -> String {
@@ -130,6 +133,27 @@ pub fn worker_frames(data: &[u8]) {
     fuzzing::hello(data);
     fuzzing::answer(data);
     fuzzing::frame(data);
+}
+
+/// The differential target ([`differential`]): the Rust and the C
+/// standard rules on the same position, the C plugin's file named by
+/// [`differential::C_PLUGIN_VAR`]. Not in [`TARGETS`]: its corpus runs
+/// in `tests/corpora.rs` with a C plugin compiled there.
+pub fn plays_differential(data: &[u8]) {
+    static BOTH: std::sync::LazyLock<differential::Differential> =
+        std::sync::LazyLock::new(differential::Differential::from_env);
+    BOTH.check(data);
+}
+
+/// An event-log entry's text as read back from the database (every
+/// format: today's object and the old array), under a version taken
+/// from the first bytes.
+pub fn log_entry(data: &[u8]) {
+    let (version, text) = match data.split_first() {
+        Some((v, rest)) => (u64::from(*v), rest),
+        None => (0, data),
+    };
+    bg_server::games::fuzzing::log_entry(version, &String::from_utf8_lossy(text));
 }
 
 /// Read masks (paths, comma-separated here).

@@ -37,3 +37,39 @@ fn every_committed_fuzz_input_runs_through_its_target_without_a_fault() {
     }
     assert!(ran > 0);
 }
+
+/// The differential target's inputs, against the C plugin compiled here
+/// (the fuzz target reads its file from BG_FUZZ_C_PLUGIN), and a sweep
+/// of seeded random positions beside them, so that the two rule books are
+/// compared on stable too.
+#[test]
+fn the_rust_and_the_c_standard_rules_agree_on_every_differential_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let both =
+        bg_fuzz_bodies::differential::Differential::load(&bg_tests::compile_c_plugin(dir.path()));
+    let mut ran = 0;
+    for kind in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(folder(kind, "plays_differential")) else {
+            continue;
+        };
+        for entry in entries {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            both.check(&bytes);
+            ran += 1;
+        }
+    }
+    assert!(ran > 0, "fuzz/corpus/plays_differential holds the seeds");
+    // A seeded sweep: 32 bytes a position from a small generator.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    for _ in 0..5_000 {
+        let bytes: Vec<u8> = (0..32)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        both.check(&bytes);
+    }
+}

@@ -8,6 +8,7 @@ use bg_api::v1 as pb;
 use bg_api::v1::game_service_server::GameService;
 use bg_engine::game::Command;
 use bg_store::GameStore;
+use futures_util::StreamExt as _;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
@@ -387,8 +388,15 @@ impl<S: GameStore> GameService for Service<S> {
         request: Request<pb::WatchMatchesRequest>,
     ) -> Result<Response<MatchStream>, Status> {
         let access = self.fleet_access(&request)?;
-        let events = self.games.watch_matches(access, request.get_ref()).await?;
-        Ok(Response::new(Box::pin(ReceiverStream::new(events))))
+        let reads = self.games.watch_matches(access, request.get_ref()).await?;
+        // A read's events are ready together, so tonic writes them as one.
+        let events = ReceiverStream::new(reads).flat_map(|read| {
+            futures_util::stream::iter(match read {
+                Ok(events) => events.into_iter().map(Ok).collect(),
+                Err(status) => vec![Err(status)],
+            })
+        });
+        Ok(Response::new(Box::pin(events)))
     }
 
     async fn list_webhook_deliveries(

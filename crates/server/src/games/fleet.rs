@@ -31,6 +31,13 @@ const SCAN_BATCH: u32 = 500;
 const FEED_BATCH: u32 = 500;
 /// How often a feed looks for new rows when nothing woke it.
 const FEED_POLL: Duration = Duration::from_millis(200);
+/// How long a feed gathers commits before its next read, for each row
+/// its last read found, up to [`FEED_GATHER_MAX`]: a quiet feed reads a
+/// commit at once, a busy one reads in groups (on one 2-core machine, a
+/// read a commit cost the server 15% of its actions, a read every 20 ms
+/// about 7%).
+const FEED_GATHER_PER_ROW: Duration = Duration::from_micros(250);
+const FEED_GATHER_MAX: Duration = Duration::from_millis(20);
 /// A bookmark is sent after this long without an event passing the filter.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(10);
 
@@ -217,12 +224,14 @@ impl<S: GameStore> Games<S> {
 
     /// The fleet feed for `access`: a channel the stream reads from, fed
     /// by a task that reads the store after the cursor until the caller
-    /// leaves or the server stops.
+    /// leaves or the server stops. Each item holds the events of one read
+    /// of the store, so they reach the client in as few writes as they
+    /// can.
     pub async fn watch_matches(
         &self,
         access: Access,
         r: &pb::WatchMatchesRequest,
-    ) -> Result<mpsc::Receiver<Result<pb::MatchEvent, tonic::Status>>, ApiError> {
+    ) -> Result<mpsc::Receiver<Result<Vec<pb::MatchEvent>, tonic::Status>>, ApiError> {
         let filter = r.filter.clone().unwrap_or_default();
         let selector = Selector::parse(&filter.label_selector)?;
         let variants = variants(&filter)?;
@@ -248,7 +257,9 @@ impl<S: GameStore> Games<S> {
         if expired_at(start, bounds.trimmed) {
             return Err(expired(&self.fleet_key, bounds.trimmed));
         }
-        let (tx, rx) = mpsc::channel(256);
+        // A few reads ahead of the client at most (a read is up to
+        // FEED_BATCH rows).
+        let (tx, rx) = mpsc::channel(4);
         let follower = Follower {
             store: self.store.clone(),
             key: self.fleet_key.clone(),
@@ -362,7 +373,11 @@ struct Follower<S> {
 }
 
 impl<S: GameStore> Follower<S> {
-    async fn run(mut self, start: Cursor, tx: mpsc::Sender<Result<pb::MatchEvent, tonic::Status>>) {
+    async fn run(
+        mut self,
+        start: Cursor,
+        tx: mpsc::Sender<Result<Vec<pb::MatchEvent>, tonic::Status>>,
+    ) {
         let mut at = start;
         let mut quiet_since = tokio::time::Instant::now();
         loop {
@@ -370,6 +385,7 @@ impl<S: GameStore> Follower<S> {
             let woken = self.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
+            let read_at = tokio::time::Instant::now();
             // Mid-row (after one of its events), the row is read again:
             // from the place just before it (no place lies between).
             let from = match at.event {
@@ -401,7 +417,7 @@ impl<S: GameStore> Follower<S> {
                 return;
             }
             let full = rows.len() == FEED_BATCH as usize;
-            let mut sent_any = false;
+            let mut events = Vec::new();
             for row in &rows {
                 let log = match (
                     &row.log,
@@ -426,14 +442,14 @@ impl<S: GameStore> Follower<S> {
                     if !visible || self.kinds & (1 << event.kind) == 0 {
                         continue;
                     }
-                    if tx.send(Ok(event)).await.is_err() {
-                        return;
-                    }
-                    sent_any = true;
+                    events.push(event);
                 }
                 at = Cursor::after_row(row.position);
             }
-            if sent_any {
+            if !events.is_empty() {
+                if tx.send(Ok(events)).await.is_err() {
+                    return;
+                }
                 quiet_since = tokio::time::Instant::now();
             } else if !rows.is_empty() && quiet_since.elapsed() >= BOOKMARK_EVERY {
                 // Read past events none of which passed the filter: a
@@ -443,7 +459,7 @@ impl<S: GameStore> Follower<S> {
                     time: Some(convert::to_api::timestamp(super::now_ms())),
                     ..Default::default()
                 };
-                if tx.send(Ok(bookmark)).await.is_err() {
+                if tx.send(Ok(vec![bookmark])).await.is_err() {
                     return;
                 }
                 quiet_since = tokio::time::Instant::now();
@@ -451,8 +467,15 @@ impl<S: GameStore> Follower<S> {
             if full {
                 continue;
             }
+            let gather = FEED_GATHER_PER_ROW
+                .saturating_mul(rows.len().try_into().unwrap_or(u32::MAX))
+                .min(FEED_GATHER_MAX);
+            let woken = async {
+                woken.await;
+                tokio::time::sleep_until(read_at + gather).await;
+            };
             tokio::select! {
-                _ = &mut woken => {}
+                _ = woken => {}
                 _ = tokio::time::sleep(FEED_POLL) => {}
                 _ = tx.closed() => return,
                 _ = self.stop.changed() => {

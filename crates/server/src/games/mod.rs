@@ -32,6 +32,25 @@ mod seats;
 mod watchers;
 mod webhooks;
 
+/// Doors for the fuzz targets (crates/fuzz-bodies) into what this module
+/// does with bytes read back from the store. Never used by the service.
+pub mod fuzzing {
+    /// A stored log entry's text, as replays, exports and the feed read
+    /// it: every part of an entry read, or a clear error.
+    pub fn log_entry(version: u64, text: &str) {
+        let entry = bg_store::LogEntry {
+            version,
+            text: text.to_string(),
+            feed: bg_store::Feed::default(),
+        };
+        if let Ok(read) = super::events::Entry::read(&entry) {
+            let _ = (read.by(), read.dice(), read.took_ms(), read.dice_seed());
+            let _ = read.events();
+            let _ = read.api_events();
+        }
+    }
+}
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 

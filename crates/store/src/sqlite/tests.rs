@@ -734,3 +734,28 @@ async fn writes_racing_a_close_are_stored_or_refused_as_not_stored() {
     }
     check_promise(&dir.path().join("games.db"), &answers).await;
 }
+
+/// A write that meets another connection's write lock (a webhook's
+/// write, a trim) waits for it and lands once it is let go.
+#[tokio::test]
+async fn a_commit_waits_for_another_connection_s_write_lock_and_lands() {
+    let (dir, store) = store_with(Durability::Full, "g", 1).await;
+    let path = dir.path().join("games.db");
+    let mut outside = connect(&path).await;
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut outside)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let commit = tokio::spawn({
+        let store = store.clone();
+        async move { advance(&store, "g0", 2).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!commit.is_finished(), "the commit waits for the lock");
+    sqlx::query("COMMIT").execute(&mut outside).await.unwrap();
+    let answered = within_seconds(5, commit).await.unwrap();
+    assert!(answered.result.is_ok(), "{:?}", answered.result);
+    assert!(started.elapsed() >= Duration::from_millis(50));
+    assert_eq!(store.version("g0").await.unwrap(), Some(2));
+}

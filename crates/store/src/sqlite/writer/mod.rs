@@ -101,7 +101,7 @@ impl Settings {
     /// Migrations run with the check on.
     fn connect(&self) -> rusqlite::Result<Connection> {
         let connection = Connection::open(&self.path)?;
-        connection.busy_timeout(BUSY_TIMEOUT)?;
+        connection.busy_handler(Some(wait_for_the_lock))?;
         connection.pragma_update(None, "journal_mode", "wal")?;
         let synchronous = match self.durability {
             Durability::Full => "full",
@@ -116,6 +116,36 @@ impl Settings {
         connection.pragma_update(None, "wal_autocheckpoint", WRITER_CHECKPOINT_PAGES)?;
         Ok(connection)
     }
+}
+
+/// How the writer waits for the write lock while another connection
+/// holds it (a webhook's short write, a trim, a maintenance batch): in
+/// steps of 50 µs for the first 5 ms, then of a millisecond, until
+/// [`BUSY_TIMEOUT`]. SQLite's own handler sleeps 1 ms, then 2, 5, 10 ms
+/// and more, so each wait behind a write of a few dozen µs held every
+/// action of the group a millisecond or more: with webhooks settling
+/// about 60 times a second, the game made 6% fewer moves.
+fn wait_for_the_lock(tries: i32) -> bool {
+    match lock_wait_step(u32::try_from(tries).unwrap_or(0)) {
+        Some(step) => {
+            std::thread::sleep(step);
+            true
+        }
+        None => false,
+    }
+}
+
+/// How long to sleep after `tries` waits for the lock (None: give up).
+fn lock_wait_step(tries: u32) -> Option<Duration> {
+    const FINE: Duration = Duration::from_micros(50);
+    const FINE_TRIES: u32 = 100;
+    const COARSE: Duration = Duration::from_millis(1);
+    let (waited, step) = if tries < FINE_TRIES {
+        (FINE * tries, FINE)
+    } else {
+        (FINE * FINE_TRIES + COARSE * (tries - FINE_TRIES), COARSE)
+    };
+    (waited < BUSY_TIMEOUT).then_some(step)
 }
 
 /// The writer's queue, and the writable flag it keeps.

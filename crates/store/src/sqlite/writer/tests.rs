@@ -114,3 +114,20 @@ async fn a_group_lands_whole_or_not_at_all() {
     group(&connection, &[commit("g0", 3, "d"), commit("g1", 3, "d")]).unwrap();
     assert_eq!(rows(&connection), (8, 8, 8));
 }
+
+/// The writer waits for another connection's write lock in short steps
+/// (50 µs for 5 ms, then 1 ms) and gives up after BUSY_TIMEOUT, as
+/// SQLite's own handler would, not sooner.
+#[test]
+fn the_writer_waits_for_the_lock_in_short_steps_up_to_the_busy_timeout() {
+    assert_eq!(lock_wait_step(0), Some(Duration::from_micros(50)));
+    assert_eq!(lock_wait_step(99), Some(Duration::from_micros(50)));
+    assert_eq!(lock_wait_step(100), Some(Duration::from_millis(1)));
+    let mut tries = 0;
+    let mut waited = Duration::ZERO;
+    while let Some(step) = lock_wait_step(tries) {
+        waited += step;
+        tries += 1;
+    }
+    assert!(waited >= BUSY_TIMEOUT && waited <= BUSY_TIMEOUT + Duration::from_millis(1));
+}
