@@ -62,3 +62,53 @@ fn bgctl_hint_chooses_the_legal_play_the_net_values_most() {
         assert!((value(got[3]) - best).abs() < 1e-6, "{answer}");
     }
 }
+
+/// Issue 48: `--plies` is honoured with `--corpus`. At 1-ply each answer
+/// is still one of the line's legal plays, valued by the same search the
+/// server's `Hint` runs; its values are not the 0-ply ones, and on some
+/// positions the choice itself changes.
+#[test]
+fn bgctl_hint_on_a_corpus_searches_at_the_plies_asked() {
+    let dir = plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let corpus = std::fs::read_to_string(corpus_path()).unwrap();
+    let lines: Vec<&str> = corpus.lines().take(60).collect();
+    let input = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(input.path(), lines.join("\n")).unwrap();
+    let answers = |plies: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_bgctl"))
+            .arg("--plugin-dir")
+            .arg(dir.path())
+            .args([
+                "hint",
+                "--variant",
+                "standard",
+                "--plies",
+                plies,
+                "--corpus",
+            ])
+            .arg(input.path())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let (zero, one) = (answers("0"), answers("1"));
+    assert_eq!(one.lines().count(), lines.len());
+    let mut other_choice = 0;
+    let mut other_value = 0;
+    for ((line, a0), a1) in lines.iter().zip(zero.lines()).zip(one.lines()) {
+        let legal: Vec<&str> = line.split(' ').skip(4).collect();
+        let (f0, f1): (Vec<&str>, Vec<&str>) = (a0.split(' ').collect(), a1.split(' ').collect());
+        assert!(legal.contains(&f1[3]), "{a1}: not a legal play of {line}");
+        if legal.len() > 1 {
+            other_choice += usize::from(f0[3] != f1[3]);
+            other_value += usize::from(f0[4] != f1[4]);
+        }
+    }
+    assert!(other_value > lines.len() / 2, "1-ply values: {other_value}");
+    assert!(other_choice > 0, "1-ply never chose otherwise");
+}

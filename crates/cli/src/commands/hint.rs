@@ -26,9 +26,10 @@ pub struct Args {
     #[arg(required_unless_present = "corpus", conflicts_with = "corpus")]
     pub game: Option<String>,
     /// 0: each play's result valued by the net; 1: the best looked at
-    /// over the opponent's 21 rolls.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1))]
-    pub plies: u32,
+    /// over the opponent's 21 rolls. The default is 1 for a game (as the
+    /// service's `Hint`), 0 with `--corpus` (fast, for whole corpora).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1))]
+    pub plies: Option<u32>,
     /// Plays to show, best first.
     #[arg(long, default_value_t = 5)]
     pub top: usize,
@@ -41,8 +42,16 @@ pub struct Args {
 
 pub fn run(cx: &Context, args: Args) -> Result<()> {
     match (args.corpus, args.game) {
-        (Some(corpus), _) => offline(&cx.plugin_dir, &args.variant, &corpus),
-        (None, Some(game)) => cx.online(async |o| online(o, &game, args.plies, args.top).await),
+        (Some(corpus), _) => offline(
+            &cx.plugin_dir,
+            &args.variant,
+            &corpus,
+            args.plies.unwrap_or(0),
+        ),
+        (None, Some(game)) => {
+            let plies = args.plies.unwrap_or(1);
+            cx.online(async |o| online(o, &game, plies, args.top).await)
+        }
         (None, None) => bail!("give a game id, or --corpus"),
     }
 }
@@ -152,8 +161,9 @@ fn render(hint: &pb::HintResponse, top: usize) -> String {
 /// The computer player's choice for each corpus line (offline): the line's
 /// fields, the chosen play's result (a Position ID, as `plays` prints
 /// them) and its equity (cubeless money, for the side on roll), by the
-/// variant's trained net at 0-ply over the plugin's own legal plays.
-fn offline(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
+/// variant's trained net over the plugin's own legal plays, searched at
+/// `plies` as the server's `Hint` searches (`bg_bot::search::rank`).
+fn offline(plugin_dir: &Path, name: &str, corpus: &Path, plies: u32) -> Result<()> {
     let plugin = corpus::variant(plugin_dir, name)?;
     // The variant's computer player, beside its plugin as the server
     // reads it.
@@ -166,29 +176,47 @@ fn offline(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
     })?;
     let net =
         bg_bot::Net::from_bytes(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let plies = u8::try_from(plies).context("--plies")?;
     if net.reads_scores() {
-        return hint_scored(&plugin, &net, corpus);
+        return hint_scored(&plugin, &net, corpus, plies);
     }
-    let player = bg_bot::player::NetPlayer {
+    let eval = bg_bot::search::Evaluator {
         net: &net,
         checkers: plugin.checkers(),
     };
+    let rules = bg_plugin_host::VariantRules::new(plugin.clone(), Default::default());
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let mut plays = Vec::new();
     for p in corpus::read_corpus(&plugin, corpus)? {
-        plugin.legal_plays(&p.state, Seat::White, p.dice, &mut plays)?;
-        let (chosen, equity) = player.best(Seat::White, &plays);
+        let (result, equity) = best_play(&rules, eval, &p.state, p.dice, plies)?;
         writeln!(
             out,
             "{} {} {} {} {equity:.4}",
             p.id,
             p.dice.d1,
             p.dice.d2,
-            position_id::encode(&plays[chosen].result, Seat::White)
+            position_id::encode(&result, Seat::White)
         )?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// White's best play from `state` with `dice` at `plies`: its result and
+/// equity.
+fn best_play(
+    rules: &bg_plugin_host::VariantRules,
+    eval: bg_bot::search::Evaluator,
+    state: &[u8],
+    dice: bg_engine::Dice,
+    plies: u8,
+) -> Result<(bg_engine::Board, f64)> {
+    use bg_engine::game::Rules;
+    let legal = rules.legal_plays(state, Seat::White, dice)?;
+    let ranked = bg_bot::search::rank(rules, eval, state, Seat::White, dice, &legal, plies)?;
+    let best = ranked
+        .first()
+        .context("no legal play, not even the empty one")?;
+    Ok((legal[best.index].result, f64::from(best.value.equity)))
 }
 
 /// [`offline`] for a variant scored during play (tric-trac), whose net reads
@@ -196,7 +224,7 @@ fn offline(plugin_dir: &Path, name: &str, corpus: &Path) -> Result<()> {
 /// ROLL`, ROLL from 1), the roll made (`after_roll`: its points marked),
 /// then the plays ranked by what each leads to, at 0-ply, as the server's
 /// computer player ranks them. The line is echoed (with its ROLL).
-fn hint_scored(plugin: &Arc<Plugin>, net: &bg_bot::Net, corpus: &Path) -> Result<()> {
+fn hint_scored(plugin: &Arc<Plugin>, net: &bg_bot::Net, corpus: &Path, plies: u8) -> Result<()> {
     use bg_engine::game::Rules;
     let eval = bg_bot::search::Evaluator {
         net,
@@ -215,20 +243,14 @@ fn hint_scored(plugin: &Arc<Plugin>, net: &bg_bot::Net, corpus: &Path) -> Result
         let p = corpus::position(plugin, &at, &fields, &options)?;
         let rules = bg_plugin_host::VariantRules::new(plugin.clone(), options);
         let rolled = rules.after_roll(&p.state, Seat::White, p.dice)?;
-        let legal = rules.legal_plays(&rolled.state, Seat::White, p.dice)?;
-        let ranked =
-            bg_bot::search::rank(&rules, eval, &rolled.state, Seat::White, p.dice, &legal, 0)?;
-        let best = ranked
-            .first()
-            .context("no legal play, not even the empty one")?;
+        let (result, equity) = best_play(&rules, eval, &rolled.state, p.dice, plies)?;
         writeln!(
             out,
-            "{} {} {} {roll} {} {:.4}",
+            "{} {} {} {roll} {} {equity:.4}",
             p.id,
             p.dice.d1,
             p.dice.d2,
-            position_id::encode(&legal[best.index].result, Seat::White),
-            best.value.equity
+            position_id::encode(&result, Seat::White),
         )?;
     }
     out.flush()?;
