@@ -6,15 +6,18 @@ choosing the other side's moves, and saves each match's .mat record.
 Black is the service's computer player (`NewGameRequest.bots`, LEVEL, by
 default the strongest). White's checker play is PyPI gnubg's choice at 0-ply
 (of the service's legal plays, the one whose result gnubg's net values
-most); white never doubles, and answers a double
-by taking when gnubg gives it at least 25% to win (cubeless, black to
-roll), else passing. Each match is exported from the service as .mat
+most). White's cube decisions are GNU Backgammon's own: Debian's
+`gnubg -t`, kept running beside the script, is given each position by
+its gnubg ID (the service's Position ID and Match ID) and asked `hint`;
+white doubles when its "Proper cube action" is a double or redouble, and
+answers black's double by passing when it ends in "pass", else taking. Each match is exported from the service as .mat
 (`ExportMatch`) into OUT_DIR, for GNU Backgammon to analyse
 (grade-matches). Needs the generated gRPC stubs on PYTHONPATH
 (gnubg-match makes them).
 """
 
 import os
+import subprocess
 import sys
 import uuid
 
@@ -26,7 +29,40 @@ from backgammon.v1 import backgammon_pb2_grpc as rpc
 
 WHITE, BLACK = pb.SEAT_WHITE, pb.SEAT_BLACK
 ZERO_PLY = gnubg.evalcontext(0, 0, 1, 1, 0.0)
-TAKE_FROM = 0.25
+GNUBG_CLI = "/usr/games/gnubg"
+
+
+class CubeJudge:
+    """GNU Backgammon's cube decisions: one `gnubg -t` process, its output
+    line-buffered (stdbuf), asked `hint` on a position set by gnubg ID."""
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            ["stdbuf", "-oL", GNUBG_CLI, "-t", "-q"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.send("set player gnubg human")
+        self.send("new match 1")
+
+    def send(self, command):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+
+    def proper_action(self, gnubg_id):
+        """gnubg's "Proper cube action" for the position, lower case."""
+        self.send(f"set gnubgid {gnubg_id}")
+        self.send("hint")
+        for line in self.process.stdout:
+            if line.startswith("Proper cube action:"):
+                return line.split(":", 1)[1].strip().lower()
+        raise RuntimeError("gnubg ended without a cube action")
+
+
+def may_double(game):
+    """Whether white may double now: the cube in play and not black's, not
+    dead (white's win at this cube would not already take the match)."""
+    cube = game.cube
+    return (cube.in_play and cube.owner != BLACK
+            and game.score.white + cube.value < game.settings.match_length)
 
 
 def mover_equity(result_id):
@@ -41,11 +77,15 @@ def mover_equity(result_id):
     return -gnubg.evaluate((me, opp), gnubg.cubeinfo(), ZERO_PLY)[5]
 
 
-def act(stub, game, token):
-    """White's action: a move, a roll, or an answer to a double."""
+def act(stub, game, token, judge):
+    """White's action: a double or a roll, a move, or an answer to a
+    double."""
     auth = (("authorization", f"Bearer {token}"),)
     common = dict(game_id=game.game_id, expected_version=game.version, request_id=str(uuid.uuid4()))
+    gnubg_id = f"{game.position_id}:{game.match_id}"
     if game.phase == pb.PHASE_ROLL:
+        if may_double(game) and judge.proper_action(gnubg_id).startswith(("double", "redouble")):
+            return stub.Double(pb.DoubleRequest(action=pb.DOUBLE_ACTION_OFFER, **common), metadata=auth)
         return stub.Roll(pb.RollRequest(**common), metadata=auth)
     if game.phase == pb.PHASE_MOVE:
         # gnubg's choice at 0-ply: the legal play whose result it values
@@ -54,10 +94,8 @@ def act(stub, game, token):
         play = best.notation
         return stub.Move(pb.MoveRequest(notation=play, **common), metadata=auth)
     if game.phase == pb.PHASE_CUBE_OFFERED:
-        # The position with black (the doubler) on roll: white's chance.
-        board = gnubg.position_from_id(game.position_id)
-        black_wins = gnubg.evaluate(board, gnubg.cubeinfo(), ZERO_PLY)[0]
-        action = pb.DOUBLE_ACTION_TAKE if 1 - black_wins >= TAKE_FROM else pb.DOUBLE_ACTION_DROP
+        passes = judge.proper_action(gnubg_id).endswith("pass")
+        action = pb.DOUBLE_ACTION_DROP if passes else pb.DOUBLE_ACTION_TAKE
         return stub.Double(pb.DoubleRequest(action=action, **common), metadata=auth)
     raise RuntimeError(f"white cannot act in phase {game.phase}")
 
@@ -68,6 +106,7 @@ def main() -> int:
     gnubg.command("set threads 1")
     os.makedirs(out, exist_ok=True)
     stub = rpc.GameServiceStub(grpc.insecure_channel(addr))
+    judge = CubeJudge()
     for n in range(matches):
         created = stub.NewGame(pb.NewGameRequest(
             variant="standard",
@@ -78,7 +117,7 @@ def main() -> int:
         while game.phase != pb.PHASE_MATCH_OVER:
             if game.to_act != WHITE:
                 raise RuntimeError(f"the game waits for seat {game.to_act}")
-            game = act(stub, game, token)
+            game = act(stub, game, token, judge)
         record = stub.ExportMatch(pb.ExportMatchRequest(game_id=game.game_id, format=pb.RECORD_FORMAT_MAT))
         path = os.path.join(out, f"match-{n:03}.mat")
         with open(path, "w") as f:

@@ -8,8 +8,9 @@ use bg_engine::game::{Command, Match, Phase, Rules, RulesError, RulesErrorKind, 
 use bg_engine::{Board, Seat};
 use rand::Rng;
 
+use crate::cube::{CubeAction, CubeEquities};
 use crate::level::Level;
-use crate::search::{CubeAction, CubeEquities, CubeOwner, Evaluation, Evaluator, choices, rank};
+use crate::search::{Evaluation, Evaluator, choices, rank};
 
 /// The computer player of one seat: the net and its level.
 #[derive(Clone, Copy)]
@@ -178,18 +179,9 @@ pub fn normal(rng: &mut impl Rng) -> f32 {
     (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
 }
 
-/// Who owns `m`'s cube, from `seat`'s view.
-pub fn owner(m: &Match, seat: Seat) -> CubeOwner {
-    match m.cube.owner {
-        None => CubeOwner::Centred,
-        Some(owner) if owner == seat => CubeOwner::Me,
-        Some(_) => CubeOwner::Them,
-    }
-}
-
 /// The cube equities of `roller` (the side to roll, valued `value`) in
-/// `m`, by Janowski's model, in match play too (docs/bot.md: a match
-/// equity table with a dead cube was measured worse).
+/// `m`: the match model in a match, Janowski's in money play
+/// ([`CubeEquities::of_match`]).
 pub fn cube_equities(m: &Match, roller: Seat, value: &Evaluation) -> CubeEquities {
-    CubeEquities::of(value, owner(m, roller), m.cube.value)
+    CubeEquities::of_match(m, roller, value)
 }

@@ -19,9 +19,11 @@
 //! never read dice not yet thrown, nor know the network or storage.
 
 pub mod act;
+pub mod cube;
 pub mod duel;
 pub mod encode;
 pub mod level;
+pub mod met;
 pub mod net;
 pub mod player;
 pub mod scored;

@@ -6,6 +6,8 @@
 //! are sparse (most units are 0), which the forward pass and the update
 //! use.
 
+use bg_engine::Seat;
+use bg_variant_api::Outcome;
 use rand::Rng;
 
 use crate::encode::{BOARD_INPUTS, INPUTS, PINNED_INPUTS};
@@ -277,6 +279,24 @@ impl Net {
             w2: take(OUTPUTS * hidden),
             b2: take(OUTPUTS),
         })
+    }
+}
+
+/// What an outcome is worth in the net's outputs, for `me`.
+pub fn target(outcome: &Outcome, me: Seat) -> [f32; OUTPUTS] {
+    let level = outcome.level;
+    let won = [
+        1.0,
+        f32::from(u8::from(level >= 2)),
+        f32::from(u8::from(level >= 3)),
+        0.0,
+        0.0,
+    ];
+    match outcome.winner {
+        Some(winner) if winner == me => won,
+        Some(_) => flip(&won),
+        // A draw: half a win, no gammons.
+        None => [0.5, 0.0, 0.0, 0.0, 0.0],
     }
 }
 

@@ -11,8 +11,7 @@ use bg_engine::{Dice, LegalPlay, Seat};
 use bg_variant_api::{Capabilities, Decision, Transition, Variant};
 
 use crate::encode::{INPUTS, encode, encode_scores};
-use crate::net::{Net, equity};
-use crate::td::target;
+use crate::net::{Net, equity, target};
 
 /// Whether `variant` scores during play (its positions are valued with
 /// their scoreboard).

@@ -10,8 +10,7 @@ use bg_engine::game::{Decision, Outcome, Rules, RulesError, RulesErrorKind, Tran
 use bg_engine::{Board, Dice, LegalPlay, Seat};
 
 use crate::encode::{INPUTS, encode, encode_scores};
-use crate::net::{Net, OUTPUTS, equity, flip};
-use crate::td::target;
+use crate::net::{Net, OUTPUTS, equity, flip, target};
 
 /// The plays that 1-ply looks at again (the rest keep their 0-ply value,
 /// ranked after them).
@@ -282,122 +281,5 @@ fn fault(message: String) -> RulesError {
     RulesError {
         kind: RulesErrorKind::VariantFault,
         message,
-    }
-}
-
-/// What to do with the cube.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CubeAction {
-    Double,
-    NoDouble,
-    Take,
-    Pass,
-}
-
-impl CubeAction {
-    pub fn name(self) -> &'static str {
-        match self {
-            CubeAction::Double => "double",
-            CubeAction::NoDouble => "no_double",
-            CubeAction::Take => "take",
-            CubeAction::Pass => "pass",
-        }
-    }
-}
-
-/// Janowski's cube life index for money play: how much of a live cube's
-/// value a position keeps (0 a dead cube, 1 a fully live one). 0.68 is the
-/// value commonly used for money games (R. Janowski, "Take-Points in
-/// Money Games", 1993; gnubg's cube evaluations before its cubeful nets
-/// used the same model).
-pub const CUBE_LIFE: f32 = 0.68;
-
-/// Who owns the cube, from the side to roll's view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CubeOwner {
-    Centred,
-    Me,
-    Them,
-}
-
-/// A position's cubeful equity per unit of the cube for the side to roll
-/// (`value`, its evaluation before rolling), as Janowski estimates it: the
-/// cubeless equity weighted by 1 - [`CUBE_LIFE`] plus the live-cube
-/// equity weighted by it. Live, a side cashes at 80% (the other side's
-/// take point, 20%, is its own drop point): between the cash points the
-/// equity is linear in the chance of winning, from -1 to +1; a side that
-/// owns the cube cannot be cashed out, the other side can (gammons are
-/// left to the cubeless part).
-pub fn cubeful(value: &Evaluation, owner: CubeOwner) -> f32 {
-    let p = value.outputs[crate::net::WIN];
-    let live = match owner {
-        CubeOwner::Centred => (p - 0.5) / 0.3,
-        CubeOwner::Me => -1.0 + 2.0 * p / 0.8,
-        CubeOwner::Them => -1.0 + 2.0 * (p - 0.2) / 0.8,
-    }
-    .clamp(-1.0, 1.0);
-    (1.0 - CUBE_LIFE) * value.equity + CUBE_LIFE * live
-}
-
-/// The three cube equities of the side to roll, per unit of the cube as
-/// it stands: not doubling, doubling and being taken (the cube then the
-/// other side's, twice the value), doubling and being passed.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CubeEquities {
-    pub no_double: f32,
-    pub double_take: f32,
-    pub double_pass: f32,
-    /// What a difference of these equities is worth in EMG (equity
-    /// normalised to a money game at a cube of 1, as GNU Backgammon
-    /// reports errors).
-    pub emg: f32,
-}
-
-impl CubeEquities {
-    /// For the side to roll, valued `value`, the cube of value `cube`
-    /// owned by `owner` ([`cubeful`]).
-    pub fn of(value: &Evaluation, owner: CubeOwner, cube: u32) -> CubeEquities {
-        CubeEquities {
-            no_double: cubeful(value, owner),
-            double_take: 2.0 * cubeful(value, CubeOwner::Them),
-            double_pass: 1.0,
-            emg: cube as f32,
-        }
-    }
-
-    /// What doubling is worth: the other side takes or passes, whichever
-    /// is better for it.
-    pub fn doubled(&self) -> f32 {
-        self.double_take.min(self.double_pass)
-    }
-
-    /// Whether the side to roll doubles (not when too good: playing on
-    /// for a gammon is worth more than the point).
-    pub fn double(&self) -> CubeAction {
-        if self.doubled() > self.no_double {
-            CubeAction::Double
-        } else {
-            CubeAction::NoDouble
-        }
-    }
-
-    /// Whether the side doubled takes.
-    pub fn answer(&self) -> CubeAction {
-        if self.double_take <= self.double_pass {
-            CubeAction::Take
-        } else {
-            CubeAction::Pass
-        }
-    }
-
-    /// The roller's equity after `action` (its own, or the answer to its
-    /// double).
-    pub fn after(&self, action: CubeAction) -> f32 {
-        match action {
-            CubeAction::NoDouble => self.no_double,
-            CubeAction::Double => self.doubled(),
-            CubeAction::Take => self.double_take,
-            CubeAction::Pass => self.double_pass,
-        }
     }
 }

@@ -13,27 +13,9 @@ use rand::rngs::StdRng;
 
 use crate::duel::play_game;
 use crate::encode::INPUTS;
-use crate::net::{Activations, Net, OUTPUTS, flip};
+use crate::net::{Activations, Net, OUTPUTS, flip, target};
 use crate::player::NetPlayer;
 use crate::scored;
-
-/// What an outcome is worth in the net's outputs, for `me`.
-pub fn target(outcome: &Outcome, me: Seat) -> [f32; OUTPUTS] {
-    let level = outcome.level;
-    let won = [
-        1.0,
-        f32::from(u8::from(level >= 2)),
-        f32::from(u8::from(level >= 3)),
-        0.0,
-        0.0,
-    ];
-    match outcome.winner {
-        Some(winner) if winner == me => won,
-        Some(_) => flip(&won),
-        // A draw: half a win, no gammons.
-        None => [0.5, 0.0, 0.0, 0.0, 0.0],
-    }
-}
 
 /// Trains `net` by self-play of `variant`, a game at a time.
 pub struct Trainer<'v, V: Variant> {

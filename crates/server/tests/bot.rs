@@ -692,3 +692,37 @@ async fn a_game_of_long_nardy_and_of_fevga_against_the_computer() {
         assert_eq!(g.game.results[0].winner, BLACK, "{variant}");
     }
 }
+
+/// Issue 48, the end of a match: the computer (black, 4-away against
+/// white at 1-away) rolls in the Crawford game, where no one may
+/// double, and doubles at once in the first post-Crawford game, from
+/// the same even position.
+#[tokio::test]
+async fn the_computer_never_doubles_in_the_crawford_game_and_doubles_at_once_after_it() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    // The start position, black (bottom) to roll, black 1 and white 4
+    // of 5; the eighth field says whether this is the Crawford game.
+    for (crawford, doubles) in [("1", false), ("0", true)] {
+        let xgid = format!("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:1:4:{crawford}:5:10");
+        let request = pb::NewGameRequest {
+            xgid: xgid.clone(),
+            ..with_bot("standard", pb::MatchSettings::default(), "")
+        };
+        let created = client.new_game(request).await.unwrap().into_inner();
+        let game = created.game.unwrap();
+        let offered = game.phase == pb::Phase::CubeOffered as i32;
+        assert_eq!(offered, doubles, "{xgid}: {:?}", game.last_events);
+        if doubles {
+            assert_eq!(game.to_act, WHITE, "white answers the double");
+        } else {
+            // Black rolled and moved; white to roll, the cube centred.
+            assert_eq!((game.to_act, game.phase), (WHITE, pb::Phase::Roll as i32));
+            assert!(
+                game.last_events
+                    .iter()
+                    .any(|e| e.kind == "moved" && e.seat == BLACK)
+            );
+        }
+    }
+}

@@ -6,7 +6,8 @@
 
 use bg_api::v1 as pb;
 use bg_bot::act::cube_equities;
-use bg_bot::search::{CubeAction, Evaluator, Ranked, choices, rank};
+use bg_bot::cube::CubeAction;
+use bg_bot::search::{Evaluator, Ranked, choices, rank};
 use bg_engine::game::{Command, CommandError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
