@@ -317,12 +317,21 @@ impl<S: GameStore> Stager<S> {
             let woken = wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            let rows = match self
-                .store
-                .feed_after(read_to, u32::MAX, with_log, STAGE_BATCH)
-                .await
-            {
-                Ok(rows) => rows,
+            // Only rows of the endpoint's kinds are read. A read that comes
+            // back short has seen every such row up to the head as it
+            // stood before the read (all of it committed and visible to
+            // the read), so the place moves on to that head: the rows of
+            // no interest between are passed without being read.
+            let read = async {
+                let head = self.store.feed_bounds().await?.head;
+                let rows = self
+                    .store
+                    .feed_after(read_to, self.endpoint.kinds, with_log, STAGE_BATCH)
+                    .await?;
+                Ok::<_, bg_store::StoreError>((head, rows))
+            };
+            let (head, rows) = match read.await {
+                Ok(read) => read,
                 Err(e) => {
                     tracing::warn!(endpoint = %name, error = %e, "webhook staging could not read the feed");
                     if pause(&mut stop, POLL).await {
@@ -354,6 +363,9 @@ impl<S: GameStore> Stager<S> {
                     }
                 }
                 read_to = row.position;
+            }
+            if !full && !unreadable {
+                read_to = read_to.max(head);
             }
             // Written when there is something to deliver, and now and
             // then otherwise: the place moves on past rows of no interest,
