@@ -233,39 +233,47 @@ fn one_ply<R: Rules + ?Sized>(
     if after.outcome.is_some() || after.next_roller.is_some() {
         return eval.after(rules, &after, seat);
     }
-    let other = seat.other();
+    Ok(rolls_ahead(rules, eval, &after.state, seat.other())?.flipped())
+}
+
+/// What `state` is worth to `roller`, who is to roll in it, at 1-ply: the
+/// average over its 21 rolls of its best play's 0-ply value (a roll that
+/// asks it to decide: its best choice). The cube's decisions at the
+/// strongest level are taken on this value.
+pub fn rolls_ahead<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    state: &[u8],
+    roller: Seat,
+) -> Result<Evaluation, RulesError> {
     let mut sum = [0.0f32; OUTPUTS];
     for d1 in 1..=6u8 {
         for d2 in d1..=6u8 {
             let weight = if d1 == d2 { 1.0 } else { 2.0 };
             let roll = Dice::new(d1, d2).map_err(|e| fault(e.to_string()))?;
-            let rolled = rules.after_roll(&after.state, other, roll)?;
+            let rolled = rules.after_roll(state, roller, roll)?;
             let value = match (&rolled.outcome, &rolled.decision) {
-                (Some(outcome), _) => Evaluation::of_outcome(outcome, seat),
-                // The roll asks the other side to decide: its best choice.
+                (Some(outcome), _) => Evaluation::of_outcome(outcome, roller),
                 (None, Some(decision)) => choices(
                     rules,
                     eval,
                     &rolled.state,
-                    other,
+                    roller,
                     Some(roll),
                     decision,
                     false,
                 )?
                 .into_iter()
                 .max_by(|a, b| a.equity.total_cmp(&b.equity))
-                .ok_or_else(|| fault("a decision without choices".into()))?
-                .flipped(),
+                .ok_or_else(|| fault("a decision without choices".into()))?,
                 (None, None) => {
-                    let replies = rules.legal_plays(&rolled.state, other, roll)?;
-                    let theirs = if eval.net.reads_scores() {
-                        best_play(rules, eval, &rolled.state, other, roll, &replies)?
+                    let plays = rules.legal_plays(&rolled.state, roller, roll)?;
+                    let best = if eval.net.reads_scores() {
+                        best_play(rules, eval, &rolled.state, roller, roll, &plays)?
                     } else {
-                        eval.best(other, &replies).map(|(_, value)| value)
+                        eval.best(roller, &plays).map(|(_, value)| value)
                     };
-                    theirs
-                        .ok_or_else(|| fault("no legal play, not even the empty one".into()))?
-                        .flipped()
+                    best.ok_or_else(|| fault("no legal play, not even the empty one".into()))?
                 }
             };
             for (s, v) in sum.iter_mut().zip(value.outputs) {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use bg_api::v1 as pb;
 use bg_bot::Net;
 use bg_bot::act::cube_equities;
-use bg_bot::search::{Evaluation, Evaluator, choices, rank};
+use bg_bot::search::{Evaluation, Evaluator, choices, rank, rolls_ahead};
 use bg_engine::game::{CommandError, Decision, Match, Phase, Rules};
 use bg_engine::{Board, Dice, Seat};
 use bg_plugin_host::VariantRules;
@@ -239,26 +239,32 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
             .collect();
     }
     let cube = asked.cube.as_ref().map(|question| {
-        // The position for the seat to roll (the doubler, when answering).
+        // The position for the seat to roll (the doubler, when answering),
+        // valued at the plies asked as the computer values it.
         let (roller, m) = match question {
             CubeQuestion::Double(m) => (asked.seat, m),
             CubeQuestion::Take(m) => (asked.seat.other(), m),
         };
-        let value = eval.before_roll(&board, roller);
+        let value = match plies {
+            0 => eval.before_roll(&board, roller),
+            _ => rolls_ahead(&asked.rules, eval, &m.variant_state, roller)
+                .map_err(CommandError::Rules)?,
+        };
         let equities = cube_equities(m, roller, &value);
         let action = match question {
             CubeQuestion::Double(_) => equities.double(),
             CubeQuestion::Take(_) => equities.answer(),
         };
-        pb::CubeHint {
+        Ok::<_, ApiError>(pb::CubeHint {
             action: action.name().to_string(),
             equity: f64::from(value.equity),
             probabilities: Some(probabilities(&value)),
             no_double: f64::from(equities.no_double),
             double_take: f64::from(equities.double_take),
             double_pass: f64::from(equities.double_pass),
-        }
+        })
     });
+    let cube = cube.transpose()?;
     Ok(pb::HintResponse {
         version,
         seat: convert::to_api::seat(asked.seat),
