@@ -20,18 +20,7 @@ fn bgctl_hint_chooses_the_legal_play_the_net_values_most() {
         .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
         .collect();
     std::fs::write(input.path(), positions.join("\n")).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_bgctl"))
-        .arg("--plugin-dir")
-        .arg(dir.path())
-        .args(["hint", "--variant", "standard", "--corpus"])
-        .arg(input.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let answers = hint_corpus(dir.path(), input.path(), &[]);
     let net = bg_bot::trained("standard").unwrap();
     let value = |id: &str| {
         let board = position_id::decode(id, Seat::White).unwrap();
@@ -39,7 +28,6 @@ fn bgctl_hint_chooses_the_legal_play_the_net_values_most() {
         encode(&board, Seat::White, 15, &mut inputs);
         equity(&net.forward(&inputs).outputs)
     };
-    let answers = String::from_utf8(output.stdout).unwrap();
     assert_eq!(answers.lines().count(), lines.len());
     for (line, answer) in lines.iter().zip(answers.lines()) {
         let fields: Vec<&str> = line.split(' ').collect();
@@ -74,28 +62,7 @@ fn bgctl_hint_on_a_corpus_searches_at_the_plies_asked() {
     let lines: Vec<&str> = corpus.lines().take(60).collect();
     let input = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(input.path(), lines.join("\n")).unwrap();
-    let answers = |plies: &str| {
-        let output = Command::new(env!("CARGO_BIN_EXE_bgctl"))
-            .arg("--plugin-dir")
-            .arg(dir.path())
-            .args([
-                "hint",
-                "--variant",
-                "standard",
-                "--plies",
-                plies,
-                "--corpus",
-            ])
-            .arg(input.path())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let answers = |plies: &str| hint_corpus(dir.path(), input.path(), &["--plies", plies]);
     let (zero, one) = (answers("0"), answers("1"));
     assert_eq!(one.lines().count(), lines.len());
     let mut other_choice = 0;
@@ -111,4 +78,24 @@ fn bgctl_hint_on_a_corpus_searches_at_the_plies_asked() {
     }
     assert!(other_value > lines.len() / 2, "1-ply values: {other_value}");
     assert!(other_choice > 0, "1-ply never chose otherwise");
+}
+
+/// `bgctl hint --corpus INPUT` (with `extra` arguments) on the plugins in
+/// `dir`: its answers, a line each.
+fn hint_corpus(dir: &std::path::Path, input: &std::path::Path, extra: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_bgctl"))
+        .arg("--plugin-dir")
+        .arg(dir)
+        .args(["hint", "--variant", "standard"])
+        .args(extra)
+        .arg("--corpus")
+        .arg(input)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
 }
