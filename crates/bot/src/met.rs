@@ -5,7 +5,7 @@
 //! Backgammon distributes it (`met/Kazaross-XG2.xml`, its default table,
 //! transcribed by Michael Petch): eXtreme Gammon rollouts up to 9-away,
 //! gnubg rollouts up to 15, projected to 25. Its licence permits copying
-//! with its notice kept; the file is committed unchanged in `data/`.
+//! with its notice kept; the file is committed unchanged in `met/`.
 //!
 //! Two tables make one: before the Crawford game (the 1-away row holds
 //! the Crawford game itself) and after it, when the trailer plays the
@@ -35,7 +35,7 @@ impl Met {
     pub fn built_in() -> Option<&'static Met> {
         static TABLE: OnceLock<Option<Met>> = OnceLock::new();
         TABLE
-            .get_or_init(|| Met::from_gnubg_xml(include_str!("../data/Kazaross-XG2.xml")).ok())
+            .get_or_init(|| Met::from_gnubg_xml(include_str!("../met/Kazaross-XG2.xml")).ok())
             .as_ref()
     }
 
