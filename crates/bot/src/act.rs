@@ -10,7 +10,7 @@ use rand::Rng;
 
 use crate::cube::{CubeAction, CubeEquities};
 use crate::level::Level;
-use crate::search::{Evaluation, Evaluator, choices, rank, rolls_ahead};
+use crate::search::{Evaluation, Evaluator, before_roll, choices, rank};
 
 /// The computer player of one seat: the net and its level.
 #[derive(Clone, Copy)]
@@ -33,7 +33,14 @@ impl Bot<'_> {
         match m.phase {
             Phase::Roll => Ok(match m.double_value(seat) {
                 Ok(_) => {
-                    let value = self.before_roll(m, board, seat, rules)?;
+                    let value = before_roll(
+                        rules,
+                        self.eval,
+                        &m.variant_state,
+                        board,
+                        seat,
+                        self.level.plies,
+                    )?;
                     match cube_equities(m, seat, &value).double() {
                         CubeAction::Double => Command::Double,
                         _ => Command::Roll,
@@ -45,7 +52,14 @@ impl Bot<'_> {
             // The doubler is to roll, the cube still where it was.
             Phase::CubeOffered => {
                 let doubler = seat.other();
-                let value = self.before_roll(m, board, doubler, rules)?;
+                let value = before_roll(
+                    rules,
+                    self.eval,
+                    &m.variant_state,
+                    board,
+                    doubler,
+                    self.level.plies,
+                )?;
                 Ok(match cube_equities(m, doubler, &value).answer() {
                     CubeAction::Take => Command::Take,
                     _ => Command::Drop,
@@ -68,22 +82,6 @@ impl Bot<'_> {
                 message: format!("the computer player cannot act in phase {:?}", m.phase),
             }),
         }
-    }
-
-    /// What the match as it stands is worth to `roller`, the side to roll
-    /// (the cube's decisions are taken on it): at the level's search, the
-    /// net alone at 0-ply, the average over its rolls at 1-ply.
-    fn before_roll<R: Rules + ?Sized>(
-        &self,
-        m: &Match,
-        board: &Board,
-        roller: Seat,
-        rules: &R,
-    ) -> Result<Evaluation, RulesError> {
-        if self.level.plies == 0 {
-            return Ok(self.eval.before_roll(board, roller));
-        }
-        rolls_ahead(rules, self.eval, &m.variant_state, roller)
     }
 
     /// What the match as it stands is worth to `seat` (the side to roll

@@ -236,10 +236,27 @@ fn one_ply<R: Rules + ?Sized>(
     Ok(rolls_ahead(rules, eval, &after.state, seat.other())?.flipped())
 }
 
+/// What `state` (whose board is `board`) is worth to `roller`, who is to
+/// roll in it, at `plies`: the net alone at 0, [`rolls_ahead`] above.
+/// The cube's decisions are taken on it, by the computer, `Hint` and
+/// `AnalyzeMatch` alike.
+pub fn before_roll<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    state: &[u8],
+    board: &Board,
+    roller: Seat,
+    plies: u8,
+) -> Result<Evaluation, RulesError> {
+    match plies {
+        0 => Ok(eval.before_roll(board, roller)),
+        _ => rolls_ahead(rules, eval, state, roller),
+    }
+}
+
 /// What `state` is worth to `roller`, who is to roll in it, at 1-ply: the
 /// average over its 21 rolls of its best play's 0-ply value (a roll that
-/// asks it to decide: its best choice). The cube's decisions at the
-/// strongest level are taken on this value.
+/// asks it to decide: its best choice).
 pub fn rolls_ahead<R: Rules + ?Sized>(
     rules: &R,
     eval: Evaluator,

@@ -7,7 +7,7 @@
 use bg_api::v1 as pb;
 use bg_bot::act::cube_equities;
 use bg_bot::cube::CubeAction;
-use bg_bot::search::{Evaluator, Ranked, choices, rank, rolls_ahead};
+use bg_bot::search::{Evaluator, Ranked, before_roll, choices, rank};
 use bg_engine::game::{Command, CommandError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
@@ -253,11 +253,15 @@ impl Judge<'_> {
             .board(&m.variant_state)
             .map_err(|e| ApiError::from(CommandError::Rules(e)))?;
         // Valued at the analysis's plies, as the computer values it.
-        let value = match self.plies {
-            0 => self.eval.before_roll(&board, roller),
-            _ => rolls_ahead(&self.live.rules, self.eval, &m.variant_state, roller)
-                .map_err(|e| ApiError::from(CommandError::Rules(e)))?,
-        };
+        let value = before_roll(
+            &self.live.rules,
+            self.eval,
+            &m.variant_state,
+            &board,
+            roller,
+            self.plies,
+        )
+        .map_err(|e| ApiError::from(CommandError::Rules(e)))?;
         let equities = cube_equities(m, roller, &value);
         let (best, lost) = if seat == roller {
             let best = equities.double();

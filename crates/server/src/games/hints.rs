@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use bg_api::v1 as pb;
 use bg_bot::Net;
 use bg_bot::act::cube_equities;
-use bg_bot::search::{Evaluation, Evaluator, choices, rank, rolls_ahead};
+use bg_bot::search::{Evaluation, Evaluator, before_roll, choices, rank};
 use bg_engine::game::{CommandError, Decision, Match, Phase, Rules};
 use bg_engine::{Board, Dice, Seat};
 use bg_plugin_host::VariantRules;
@@ -245,11 +245,8 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
             CubeQuestion::Double(m) => (asked.seat, m),
             CubeQuestion::Take(m) => (asked.seat.other(), m),
         };
-        let value = match plies {
-            0 => eval.before_roll(&board, roller),
-            _ => rolls_ahead(&asked.rules, eval, &m.variant_state, roller)
-                .map_err(CommandError::Rules)?,
-        };
+        let value = before_roll(&asked.rules, eval, &m.variant_state, &board, roller, plies)
+            .map_err(CommandError::Rules)?;
         let equities = cube_equities(m, roller, &value);
         let action = match question {
             CubeQuestion::Double(_) => equities.double(),
