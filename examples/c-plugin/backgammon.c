@@ -167,10 +167,20 @@ static void move_checker(Board *b, int seat, int from, int to) {
 typedef struct {
     LegalPlay *plays;
     int *first_die; /* the die of a one-move play */
+    uint64_t *keys; /* a hash of each play's result, compared first */
     size_t count, cap;
     int longest;
     int failed;
 } Found;
+
+/* FNV-1a over the board's bytes: doubles reach the same result by many
+ * orders, and comparing hashes first keeps the duplicate check cheap. */
+static uint64_t board_key(const Board *b) {
+    const uint8_t *bytes = (const uint8_t *)b;
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t i = 0; i < sizeof *b; i++) h = (h ^ bytes[i]) * 0x100000001b3u;
+    return h;
+}
 
 static void record(Found *f, const Board *result, const Move *moves, int n, int first_die) {
     if (f->failed || n < f->longest) return;
@@ -178,15 +188,18 @@ static void record(Found *f, const Board *result, const Move *moves, int n, int 
         f->longest = n;
         f->count = 0;
     }
+    uint64_t key = board_key(result);
     for (size_t i = 0; i < f->count; i++)
-        if (memcmp(&f->plays[i].result, result, sizeof *result) == 0) return;
+        if (f->keys[i] == key && memcmp(&f->plays[i].result, result, sizeof *result) == 0) return;
     if (f->count == f->cap) {
         size_t cap = f->cap ? f->cap * 2 : 64;
         LegalPlay *plays = realloc(f->plays, cap * sizeof *plays);
         if (plays) f->plays = plays;
         int *dice = realloc(f->first_die, cap * sizeof *dice);
         if (dice) f->first_die = dice;
-        if (!plays || !dice) {
+        uint64_t *keys = realloc(f->keys, cap * sizeof *keys);
+        if (keys) f->keys = keys;
+        if (!plays || !dice || !keys) {
             f->failed = 1;
             return;
         }
@@ -198,6 +211,7 @@ static void record(Found *f, const Board *result, const Move *moves, int n, int 
     lp->play.len = (uint8_t)n;
     lp->result = *result;
     f->first_die[f->count] = first_die;
+    f->keys[f->count] = key;
     f->count++;
 }
 
@@ -239,7 +253,10 @@ static void legal_plays(Found *f, const Board *b, int seat, int d1, int d2) {
         if (high_playable) {
             size_t kept = 0;
             for (size_t i = 0; i < f->count; i++)
-                if (f->first_die[i] == high) f->plays[kept++] = f->plays[i];
+                if (f->first_die[i] == high) {
+                    f->plays[kept] = f->plays[i];
+                    f->keys[kept++] = f->keys[i];
+                }
             f->count = kept;
         }
     }
@@ -248,6 +265,7 @@ static void legal_plays(Found *f, const Board *b, int seat, int d1, int d2) {
 static void free_found(Found *f) {
     free(f->plays);
     free(f->first_die);
+    free(f->keys);
 }
 
 /* ---- messages ---- */
