@@ -41,7 +41,7 @@ impl Bot<'_> {
                         seat,
                         self.level.plies,
                     )?;
-                    match cube_equities(m, seat, &value).double() {
+                    match cube_equities(m, board, seat, &value).double() {
                         CubeAction::Double => Command::Double,
                         _ => Command::Roll,
                     }
@@ -60,7 +60,7 @@ impl Bot<'_> {
                     doubler,
                     self.level.plies,
                 )?;
-                Ok(match cube_equities(m, doubler, &value).answer() {
+                Ok(match cube_equities(m, board, doubler, &value).answer() {
                     CubeAction::Take => Command::Take,
                     _ => Command::Drop,
                 })
@@ -196,6 +196,6 @@ pub fn normal(rng: &mut impl Rng) -> f32 {
 /// The cube equities of `roller` (the side to roll, valued `value`) in
 /// `m`: the match model in a match, Janowski's in money play
 /// ([`CubeEquities::of_match`]).
-pub fn cube_equities(m: &Match, roller: Seat, value: &Evaluation) -> CubeEquities {
-    CubeEquities::of_match(m, roller, value)
+pub fn cube_equities(m: &Match, board: &Board, roller: Seat, value: &Evaluation) -> CubeEquities {
+    CubeEquities::of_match(m, board, roller, value)
 }

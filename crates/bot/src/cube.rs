@@ -1,14 +1,15 @@
 //! The cube: whether the side to roll doubles and whether the other side
 //! takes, from the net's cubeless value of the position.
 //!
-//! - Money play: Janowski's model ([`cubeful`]), with the Jacoby rule
-//!   when the match's settings have it (gammons do not count while the
-//!   cube is centred).
+//! - Money play: Janowski's model ([`cubeful`]): the cubeless equity
+//!   and a fully live cube's, weighted by the cube's life, with the
+//!   Jacoby rule when the match's settings have it (gammons do not count
+//!   while the cube is centred).
 //! - Match play: GNU Backgammon's method (J. Thyssen, "Cubeful
 //!   evaluation" in the gnubg manual; after Janowski): the cubeless
 //!   chances turned into match-winning chances ([`Met`]) with a dead
 //!   cube and with a fully live one, and the two weighted by the cube's
-//!   life ([`CUBE_LIFE`]). The live cube's cash points are found from
+//!   life ([`cube_life`], by the kind of position). The live cube's cash points are found from
 //!   the highest cube level that still matters down, each side's take
 //!   counting the redouble it then owns. The gammon price at each score
 //!   and cube level comes from the table itself. A cube that cannot
@@ -21,8 +22,8 @@
 //! (winning a single game at the cube is +1, losing one -1), so that one
 //! rule decides both.
 
-use bg_engine::Seat;
 use bg_engine::game::{Crawford, Match};
+use bg_engine::{BAR, Board, Seat};
 
 use crate::met::Met;
 use crate::net::{LOSE_BACKGAMMON, LOSE_GAMMON, WIN, WIN_BACKGAMMON, WIN_GAMMON};
@@ -48,12 +49,40 @@ impl CubeAction {
     }
 }
 
-/// Janowski's cube life index for money play: how much of a live cube's
-/// value a position keeps (0 a dead cube, 1 a fully live one). 0.68 is the
-/// value commonly used for money games (R. Janowski, "Take-Points in
-/// Money Games", 1993; gnubg's cube evaluations before its cubeful nets
-/// used the same model).
+/// Janowski's cube life index ("cube efficiency" in gnubg): how much of
+/// a live cube's value a position keeps (0 a dead cube, 1 a fully live
+/// one). R. Janowski, "Take-Points in Money Games", 1993; the values by
+/// kind of position are GNU Backgammon's defaults (`show cube
+/// efficiency`; gnubg's eval.c): 0.68 while the sides are in contact.
 pub const CUBE_LIFE: f32 = 0.68;
+/// In a race: 0.55 plus 0.00125 a pip of the side to roll, kept between
+/// 0.6 and 0.7 (a long race keeps more of the cube's life).
+const RACE_LIFE: (f32, f32) = (0.55, 0.00125);
+const RACE_LIFE_RANGE: (f32, f32) = (0.6, 0.7);
+/// Both sides bearing off (every checker in its home board): 0.6.
+const BEAROFF_LIFE: f32 = 0.6;
+
+/// The cube's life in `board` with `roller` to roll, by the kind of
+/// position, as gnubg sets it: contact, a race, both sides bearing off.
+pub fn cube_life(board: &Board, roller: Seat) -> f32 {
+    // The rearmost checker of each side, in its own numbering (the bar
+    // is 25): the sides have met unless the two add up to 25 or less.
+    let rearmost = |seat: Seat| {
+        (1..=BAR)
+            .rev()
+            .find(|&p| board.count(seat, p) > 0)
+            .map_or(0, u32::from)
+    };
+    if rearmost(Seat::White) + rearmost(Seat::Black) > u32::from(BAR) {
+        CUBE_LIFE
+    } else if board.all_home(Seat::White) && board.all_home(Seat::Black) {
+        BEAROFF_LIFE
+    } else {
+        let (base, per_pip) = RACE_LIFE;
+        (base + per_pip * board.pip_count(roller) as f32)
+            .clamp(RACE_LIFE_RANGE.0, RACE_LIFE_RANGE.1)
+    }
+}
 
 /// Who owns the cube, from the side to roll's view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,23 +92,58 @@ pub enum CubeOwner {
     Them,
 }
 
-/// A position's cubeful equity per unit of the cube for the side to roll
-/// (`value`, its evaluation before rolling), as Janowski estimates it: the
-/// cubeless equity weighted by 1 - [`CUBE_LIFE`] plus the live-cube
-/// equity weighted by it. Live, a side cashes at 80% (the other side's
-/// take point, 20%, is its own drop point): between the cash points the
-/// equity is linear in the chance of winning, from -1 to +1; a side that
-/// owns the cube cannot be cashed out, the other side can (gammons are
-/// left to the cubeless part).
-pub fn cubeful(value: &Evaluation, owner: CubeOwner) -> f32 {
-    let p = value.outputs[WIN];
-    let live = match owner {
-        CubeOwner::Centred => (p - 0.5) / 0.3,
-        CubeOwner::Me => -1.0 + 2.0 * p / 0.8,
-        CubeOwner::Them => -1.0 + 2.0 * (p - 0.2) / 0.8,
+/// A money position's cubeful equity per unit of the cube for the side
+/// to roll (`value`, its evaluation before rolling), as Janowski
+/// estimates it: the cubeless equity weighted by 1 - `life` plus the
+/// fully live cube's weighted by `life`.
+///
+/// Live, with W the average value of the roller's wins and L of its
+/// losses (gammons and backgammons counted), the other side's take point
+/// is (L - 1/2) / (W + L + 1/2) and the roller's cash point
+/// (L + 1) / (W + L + 1/2); the equity is linear in the chance of winning
+/// between the points that bound it: -L at 0, -1 at the take point where
+/// the other side can cash, +1 at the cash point where the roller can,
+/// +W at 1. With `jacoby` (the cube centred), no gammon counts: the
+/// cubeless equity is the gammonless one, and the live equity stays -1
+/// below the take point and +1 above the cash point (the points
+/// themselves still count the gammons that doubling would bring in).
+pub fn cubeful(value: &Evaluation, owner: CubeOwner, life: f32, jacoby: bool) -> f32 {
+    let o = &value.outputs;
+    let p = o[WIN];
+    // Nearly sure to win or to lose: nothing left for the cube.
+    if p <= 1e-7 || p >= 1.0 - 1e-7 {
+        return value.equity;
     }
-    .clamp(-1.0, 1.0);
-    (1.0 - CUBE_LIFE) * value.equity + CUBE_LIFE * live
+    // Gammons include backgammons: a backgammon counts both.
+    let w = 1.0 + (o[WIN_GAMMON] + o[WIN_BACKGAMMON]) / p;
+    let l = 1.0 + (o[LOSE_GAMMON] + o[LOSE_BACKGAMMON]) / (1.0 - p);
+    let take = (l - 0.5) / (w + l + 0.5);
+    let cash = (l + 1.0) / (w + l + 0.5);
+    // The line through (x0, y0) and (x1, y1) at p.
+    let line = |(x0, y0): (f32, f32), (x1, y1): (f32, f32)| y0 + (y1 - y0) * ratio(p - x0, x1 - x0);
+    let low = (0.0, -l);
+    let high = (1.0, w);
+    let live = match owner {
+        CubeOwner::Centred if p < take => match jacoby {
+            true => -1.0,
+            false => line(low, (take, -1.0)),
+        },
+        CubeOwner::Centred if p < cash => line((take, -1.0), (cash, 1.0)),
+        CubeOwner::Centred => match jacoby {
+            true => 1.0,
+            false => line((cash, 1.0), high),
+        },
+        CubeOwner::Me if p < cash => line(low, (cash, 1.0)),
+        CubeOwner::Me => line((cash, 1.0), high),
+        CubeOwner::Them if p < take => line(low, (take, -1.0)),
+        CubeOwner::Them => line((take, -1.0), high),
+    };
+    let dead = if jacoby {
+        gammonless(value).equity
+    } else {
+        value.equity
+    };
+    (1.0 - life) * dead + life * live
 }
 
 /// The three cube equities of the side to roll, per unit of the cube as
@@ -97,11 +161,13 @@ pub struct CubeEquities {
 }
 
 impl CubeEquities {
-    /// The cube equities of `roller` (the side to roll, valued `value`)
-    /// in `m`: by the match model in a match, by Janowski's in money
-    /// play (and in a match longer than the table, or without a table).
-    pub fn of_match(m: &Match, roller: Seat, value: &Evaluation) -> CubeEquities {
+    /// The cube equities of `roller` (the side to roll in `board`, valued
+    /// `value`) in `m`: by the match model in a match, by Janowski's in
+    /// money play (and in a match longer than the table, or without a
+    /// table); the cube's life by the kind of position ([`cube_life`]).
+    pub fn of_match(m: &Match, board: &Board, roller: Seat, value: &Evaluation) -> CubeEquities {
         let owner = owner(m, roller);
+        let life = cube_life(board, roller);
         let s = &m.settings;
         let table = Met::built_in().filter(|_| !s.is_money());
         match table {
@@ -112,38 +178,47 @@ impl CubeEquities {
                     away: [away(roller), away(roller.other())],
                     crawford_played: m.crawford != Crawford::Before || !s.crawford,
                 };
-                CubeEquities::in_match(value, owner, m.cube.value, score, met)
+                CubeEquities::in_match(value, owner, m.cube.value, score, met, life)
             }
             _ => {
-                let jacoby = s.is_money() && s.jacoby && owner == CubeOwner::Centred;
-                CubeEquities::money(value, owner, m.cube.value, jacoby)
+                let jacoby = s.is_money() && s.jacoby;
+                CubeEquities::money(value, owner, m.cube.value, jacoby, life)
             }
         }
     }
 
     /// Money play: for the side to roll, valued `value`, the cube of
-    /// value `cube` owned by `owner` ([`cubeful`]); with `jacoby`, the
-    /// cube centred, not doubling is worth no gammon.
-    pub fn money(value: &Evaluation, owner: CubeOwner, cube: u32, jacoby: bool) -> CubeEquities {
-        let kept = if jacoby { gammonless(value) } else { *value };
+    /// value `cube` owned by `owner` and a cube life `life`
+    /// ([`cubeful`]); with `jacoby`, the cube centred, not doubling is
+    /// worth no gammon.
+    pub fn money(
+        value: &Evaluation,
+        owner: CubeOwner,
+        cube: u32,
+        jacoby: bool,
+        life: f32,
+    ) -> CubeEquities {
+        let jacoby = jacoby && owner == CubeOwner::Centred;
         CubeEquities {
-            no_double: cubeful(&kept, owner),
-            double_take: 2.0 * cubeful(value, CubeOwner::Them),
+            no_double: cubeful(value, owner, life, jacoby),
+            double_take: 2.0 * cubeful(value, CubeOwner::Them, life, false),
             double_pass: 1.0,
             emg: cube as f32,
         }
     }
 
     /// Match play: for the side to roll, valued `value`, the cube of
-    /// value `cube` owned by `owner`, at `score`, by the table `met`.
+    /// value `cube` owned by `owner`, at `score`, by the table `met`,
+    /// with a cube life `life`.
     pub fn in_match(
         value: &Evaluation,
         owner: CubeOwner,
         cube: u32,
         score: MatchScore,
         met: &Met,
+        life: f32,
     ) -> CubeEquities {
-        let model = MatchCube::new(value, score, met);
+        let model = MatchCube::new(value, score, met, life);
         let cube = i64::from(cube);
         let (win, lose) = (model.cash_mine(cube), model.cash_theirs(cube));
         let spread = (win - lose).max(f32::EPSILON);
@@ -228,6 +303,8 @@ pub struct MatchScore {
 struct MatchCube<'a> {
     met: &'a Met,
     score: MatchScore,
+    /// The cube's life ([`cube_life`]).
+    life: f32,
     /// X's chance of winning the game.
     p: f32,
     /// Of X's wins, the shares that are gammons (not backgammons) and
@@ -237,7 +314,7 @@ struct MatchCube<'a> {
 }
 
 impl MatchCube<'_> {
-    fn new<'a>(value: &Evaluation, score: MatchScore, met: &'a Met) -> MatchCube<'a> {
+    fn new<'a>(value: &Evaluation, score: MatchScore, met: &'a Met, life: f32) -> MatchCube<'a> {
         let o = &value.outputs;
         let p = o[WIN].clamp(0.0, 1.0);
         let shares = |chance: f32, gammons: f32, backgammons: f32| {
@@ -251,6 +328,7 @@ impl MatchCube<'_> {
         MatchCube {
             met,
             score,
+            life,
             p,
             mine: shares(p, o[WIN_GAMMON], o[WIN_BACKGAMMON]),
             theirs: shares(1.0 - p, o[LOSE_GAMMON], o[LOSE_BACKGAMMON]),
@@ -332,25 +410,28 @@ impl MatchCube<'_> {
         Some(point.clamp(0.0, 1.0))
     }
 
-    /// X's MWC at cube `v` owned by `owner` with a fully live cube: linear
-    /// in X's chances between the cash points of the sides free to
-    /// double (or a game lost, a game won at `v`, where no one is).
+    /// X's MWC at cube `v` owned by `owner` with a fully live cube:
+    /// linear in X's chances between the points that bound it: a game
+    /// lost at 0, Y's cash point (when Y may double), X's cash point
+    /// (when X may), a game won at 1. Past a cash point the side ahead
+    /// plays on for its gammons: from a cash to the game won or lost.
     fn live(&self, v: i64, owner: CubeOwner) -> f32 {
-        let low = match (owner, self.doubled_out(v)) {
-            (CubeOwner::Me, _) | (_, None) => (0.0, self.lose(v)),
-            (_, Some(point)) => (point, self.cash_theirs(v)),
-        };
-        let high = match (owner, self.doubles_out(v)) {
-            (CubeOwner::Them, _) | (_, None) => (1.0, self.win(v)),
-            (_, Some(point)) => (point, self.cash_mine(v)),
-        };
-        if self.p <= low.0 {
-            low.1
-        } else if self.p >= high.0 {
-            high.1
-        } else {
-            low.1 + (high.1 - low.1) * ratio(self.p - low.0, high.0 - low.0)
+        let mut knots = vec![(0.0, self.lose(v))];
+        if let (CubeOwner::Centred | CubeOwner::Them, Some(point)) = (owner, self.doubled_out(v)) {
+            knots.push((point, self.cash_theirs(v)));
         }
+        if let (CubeOwner::Centred | CubeOwner::Me, Some(point)) = (owner, self.doubles_out(v)) {
+            knots.push((point, self.cash_mine(v)));
+        }
+        knots.push((1.0, self.win(v)));
+        let p = self.p;
+        knots
+            .windows(2)
+            .find(|pair| p <= pair[1].0)
+            .map_or(self.win(v), |pair| {
+                let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+                y0 + (y1 - y0) * ratio(p - x0, x1 - x0)
+            })
     }
 
     /// X's MWC with the cube dead at `v`: the game's chances alone.
@@ -359,9 +440,14 @@ impl MatchCube<'_> {
     }
 
     /// X's cubeful MWC at cube `v` owned by `owner`: the live cube's and
-    /// the dead cube's, weighted by the cube's life.
+    /// the dead cube's, weighted by the cube's life. At 2-away 2-away the
+    /// cube is taken as dead, as gnubg takes it (whoever is ahead doubles
+    /// at once, and the 2-cube ends the match).
     fn cubeful(&self, v: i64, owner: CubeOwner) -> f32 {
-        CUBE_LIFE * self.live(v, owner) + (1.0 - CUBE_LIFE) * self.dead(v)
+        if self.score.away == [2, 2] {
+            return self.dead(v);
+        }
+        self.life * self.live(v, owner) + (1.0 - self.life) * self.dead(v)
     }
 }
 
@@ -446,7 +532,7 @@ mod tests {
     fn cash_points_are_gnubg_s_market_window_at_every_score_listed() {
         for &(away, other, post, mine, theirs, dead, live) in GNUBG_MARKET_WINDOWS {
             let value = valued(0.5, mine, theirs);
-            let m = MatchCube::new(&value, score([away, other], post), met());
+            let m = MatchCube::new(&value, score([away, other], post), met(), CUBE_LIFE);
             let (pass, next) = (m.cash_mine(1), 2);
             let dead_point = ratio(pass - m.lose(next), m.win(next) - m.lose(next));
             let live_point = m.doubles_out(1).expect("the doubler's cube is live");
@@ -463,6 +549,107 @@ mod tests {
         }
     }
 
+    /// A position gnubg analysed, and what it said: the Position ID (the
+    /// roller on roll), match length (0: money), the roller's score, the
+    /// other's, post-Crawford, cube, whether the roller owns it, Jacoby;
+    /// gnubg's cubeless chances (win, win gammon, win bg, lose gammon,
+    /// lose bg) and its cubeful equities (no double, double/take,
+    /// double/pass).
+    type CubeHint = (
+        &'static str,
+        i64,
+        i64,
+        i64,
+        bool,
+        u32,
+        bool,
+        bool,
+        [f32; 5],
+        [f32; 3],
+    );
+
+    /// The worked examples: GNU Backgammon 1.07's 0-ply cube analysis
+    /// (`hint`) of 32 positions of the standard corpus (16 in contact,
+    /// 10 races, 6 with both sides bearing off) at 14 scores and cubes
+    /// (`scripts/bot-grade/cubehint.py`, run on 5 December 2026).
+    #[rustfmt::skip]
+    const GNUBG_CUBE_HINTS: &[CubeHint] = &[
+    ("iU/kATDgc+EBSA", 0, 0, 0, false, 1, false, false, [0.616, 0.228, 0.028, 0.105, 0.006], [0.516, 0.494, 1.0]),
+    ("6wOixBDzjoIDAQ", 7, 0, 0, false, 1, false, false, [0.847, 0.57, 0.036, 0.027, 0.0], [1.375, 2.521, 1.0]),
+    ("xE/wAQrQZ/AFIA", 7, 4, 2, false, 1, false, false, [0.615, 0.21, 0.015, 0.1, 0.004], [0.386, 0.141, 1.0]),
+    ("oh/JA0A1ng8SAA", 5, 1, 3, false, 2, true, false, [0.812, 0.387, 0.005, 0.043, 0.001], [1.531, 2.247, 1.0]),
+    ("yOfBASjQK/gAWA", 0, 0, 0, false, 2, true, false, [0.485, 0.125, 0.007, 0.189, 0.02], [0.058, -0.565, 1.0]),
+    ("/xkAgGGiCXJ0Bg", 9, 6, 4, false, 1, false, false, [0.791, 0.281, 0.004, 0.096, 0.001], [0.964, 1.256, 1.0]),
+    ("PweAKkJ/owMQAQ", 5, 2, 4, true, 1, false, false, [0.911, 0.613, 0.024, 0.012, 0.0], [1.015, 2.123, 1.0]),
+    ("PxT0AgT/xogAQA", 11, 8, 5, false, 2, true, false, [0.814, 0.376, 0.003, 0.018, 0.0], [0.841, 0.669, 1.0]),
+    ("OzwxCDBob0EkAw", 0, 0, 0, false, 1, false, true, [0.78, 0.295, 0.025, 0.072, 0.001], [0.859, 1.463, 1.0]),
+    ("38GAlAK/VwACAw", 3, 1, 0, false, 1, false, false, [0.578, 0.13, 0.001, 0.064, 0.001], [0.25, -0.08, 1.0]),
+    ("vBEo4Qn/JYAESA", 7, 5, 5, false, 1, false, false, [0.199, 0.077, 0.001, 0.337, 0.008], [-1.077, -1.699, 1.0]),
+    ("XwwoYDKeHxMARA", 15, 10, 3, false, 4, true, false, [0.763, 0.3, 0.023, 0.038, 0.0], [0.504, -0.249, 1.0]),
+    ("b8lGCQC/QwAXBA", 13, 0, 10, false, 1, false, false, [0.506, 0.111, 0.003, 0.123, 0.002], [0.261, 0.257, 1.0]),
+    ("9wcAYwLvAXgDAQ", 7, 3, 6, true, 1, false, false, [0.534, 0.084, 0.0, 0.057, 0.0], [0.649, 0.883, 1.0]),
+    ("ob9IIRBTNwYIGQ", 0, 0, 0, false, 1, false, false, [0.827, 0.608, 0.301, 0.061, 0.006], [1.584, 2.875, 1.0]),
+    ("Fw4xGgVfYzEARA", 7, 0, 0, false, 1, false, false, [0.643, 0.357, 0.01, 0.09, 0.003], [0.744, 0.871, 1.0]),
+    ("/T4BAMDvOwgAAA", 7, 4, 2, false, 1, false, false, [0.414, 0.0, 0.0, 0.0, 0.0], [-0.217, -0.886, 1.0]),
+    ("/9sACAD/PYIAAA", 5, 1, 3, false, 2, true, false, [0.752, 0.0, 0.0, 0.0, 0.0], [0.802, 2.009, 1.0]),
+    ("/7cAAQD/PSEAAA", 0, 0, 0, false, 2, true, false, [0.769, 0.0, 0.0, 0.0, 0.0], [0.769, 0.938, 1.0]),
+    ("7x8GIAD+Pg0AAA", 9, 6, 4, false, 1, false, false, [0.841, 0.0, 0.0, 0.0, 0.0], [0.876, 1.32, 1.0]),
+    ("/i8CCQB3F14AAA", 5, 2, 4, true, 1, false, false, [0.672, 0.0, 0.0, 0.0, 0.0], [0.365, 0.378, 1.0]),
+    ("dzc6AAD+LwIJAA", 11, 8, 5, false, 2, true, false, [0.42, 0.0, 0.0, 0.0, 0.0], [-0.094, -1.403, 1.0]),
+    ("/i+CAQB3NzoAAA", 0, 0, 0, false, 1, false, true, [0.721, 0.0, 0.0, 0.0, 0.0], [0.626, 0.713, 1.0]),
+    ("924xAAD+L4IBAA", 3, 1, 0, false, 1, false, false, [0.315, 0.0, 0.0, 0.0, 0.0], [-0.623, -1.761, 1.0]),
+    ("/70gAAC/7wEAAA", 7, 5, 5, false, 1, false, false, [0.724, 0.0, 0.0, 0.0, 0.0], [0.447, 1.261, 1.0]),
+    ("3w+CAwD9akcAAA", 15, 10, 3, false, 4, true, false, [0.903, 0.0, 0.0, 0.0, 0.0], [0.834, 0.618, 1.0]),
+    ("758MAAD+fgQAAA", 13, 0, 10, false, 1, false, false, [0.717, 0.0, 0.0, 0.0, 0.0], [0.666, 0.807, 1.0]),
+    ("/g0AAPj9BQAAAA", 7, 3, 6, true, 1, false, false, [0.342, 0.0, 0.0, 0.0, 0.0], [-0.105, 0.036, 1.0]),
+    ("/z0AAMDfBQAAAA", 0, 0, 0, false, 1, false, false, [0.914, 0.0, 0.0, 0.0, 0.0], [0.931, 1.603, 1.0]),
+    ("/34CAAC/LwIAAA", 7, 0, 0, false, 1, false, false, [0.894, 0.0, 0.0, 0.0, 0.0], [0.915, 1.527, 1.0]),
+    ("/z0AAMDvAwAAAA", 7, 4, 2, false, 1, false, false, [0.914, 0.0, 0.0, 0.0, 0.0], [0.931, 1.695, 1.0]),
+    ("31cAAODfHgAAAA", 5, 1, 3, false, 2, true, false, [0.352, 0.0, 0.0, 0.0, 0.0], [0.125, 0.407, 1.0]),
+    ];
+
+    #[test]
+    fn cube_equities_are_gnubg_s_at_0_ply_from_gnubg_s_chances() {
+        // gnubg prints chances and equities to 3 decimals: 0.01 is
+        // room for its rounding (the worst seen is 0.0031).
+        let mut wrong = Vec::new();
+        for &(id, length, mine, theirs, post, cube, owned, jacoby, chances, expected) in
+            GNUBG_CUBE_HINTS
+        {
+            let board = bg_engine::position_id::decode(id, Seat::White).expect("a Position ID");
+            let [w, wg, wbg, lg, lbg] = chances;
+            let outputs = [w, wg, wbg, lg, lbg];
+            let value = Evaluation {
+                outputs,
+                equity: crate::net::equity(&outputs),
+            };
+            let owner = if owned {
+                CubeOwner::Me
+            } else {
+                CubeOwner::Centred
+            };
+            let life = cube_life(&board, Seat::White);
+            let e = if length == 0 {
+                CubeEquities::money(&value, owner, cube, jacoby, life)
+            } else {
+                let away = [length - mine, length - theirs];
+                CubeEquities::in_match(&value, owner, cube, score(away, post), met(), life)
+            };
+            let got = [e.no_double, e.double_take, e.double_pass];
+            for (what, (g, x)) in ["no double", "double/take", "double/pass"]
+                .iter()
+                .zip(got.iter().zip(expected))
+            {
+                if (g - x).abs() >= 0.01 {
+                    wrong.push(format!(
+                        "{id} length {length} {mine}-{theirs} cube {cube} owned {owned}: {what} {g}, gnubg {x}"
+                    ));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
     #[test]
     fn gammonless_2_away_2_away_take_point_is_the_crawford_game_s_equity() {
         // Doubled at 2-away 2-away, the taker plays for the match: a pass
@@ -470,7 +657,7 @@ mod tests {
         // 1 - 0.67736 by the table; with no gammons and a dead cube the
         // take point is exactly that.
         let value = valued(0.5, (0.0, 0.0), (0.0, 0.0));
-        let m = MatchCube::new(&value, score([2, 2], false), met());
+        let m = MatchCube::new(&value, score([2, 2], false), met(), CUBE_LIFE);
         let point = m.doubles_out(1).expect("a live cube");
         assert!((point - 0.67736).abs() < 1e-5, "{point}");
     }
@@ -480,11 +667,11 @@ mod tests {
         // 2-away owning a 2-cube cannot gain by redoubling: no cash point,
         // and its live value is the dead one's line.
         let value = valued(0.6, (0.2, 0.01), (0.2, 0.01));
-        let m = MatchCube::new(&value, score([2, 5], false), met());
+        let m = MatchCube::new(&value, score([2, 5], false), met(), CUBE_LIFE);
         assert_eq!(m.doubles_out(2), None);
         assert!((m.live(2, CubeOwner::Me) - m.dead(2)).abs() < 1e-6);
         // At 1-away post-Crawford the leader's cube is dead at once.
-        let m = MatchCube::new(&value, score([1, 4], true), met());
+        let m = MatchCube::new(&value, score([1, 4], true), met(), CUBE_LIFE);
         assert_eq!(m.doubles_out(1), None);
     }
 
@@ -501,6 +688,7 @@ mod tests {
                 1,
                 score([away, 1], true),
                 met(),
+                CUBE_LIFE,
             );
             assert_eq!(e.double(), CubeAction::Double, "{away}-away: {e:?}");
             // And the leader takes at those chances (its free drop
@@ -514,7 +702,7 @@ mod tests {
         // The issue's trap, measured: a dead cube undervalues taking. At
         // 5-away 5-away the live take point is below the dead one.
         let value = valued(0.5, (0.26, 0.012), (0.26, 0.012));
-        let m = MatchCube::new(&value, score([5, 5], false), met());
+        let m = MatchCube::new(&value, score([5, 5], false), met(), CUBE_LIFE);
         let dead = ratio(m.cash_mine(1) - m.lose(2), m.win(2) - m.lose(2));
         let live = m.doubles_out(1).expect("a live cube");
         assert!(live > dead + 0.03, "live {live} dead {dead}");
@@ -523,7 +711,14 @@ mod tests {
     #[test]
     fn equities_are_normalised_as_gnubg_does_a_pass_is_plus_one() {
         let value = valued(0.7, (0.2, 0.01), (0.2, 0.01));
-        let e = CubeEquities::in_match(&value, CubeOwner::Centred, 1, score([7, 7], false), met());
+        let e = CubeEquities::in_match(
+            &value,
+            CubeOwner::Centred,
+            1,
+            score([7, 7], false),
+            met(),
+            CUBE_LIFE,
+        );
         assert!((e.double_pass - 1.0).abs() < 1e-6);
         assert_eq!(e.emg, 1.0);
         // 70% at 7-away 7-away (cash point about 74%): double, take.
@@ -531,7 +726,14 @@ mod tests {
         assert_eq!(e.answer(), CubeAction::Take, "{e:?}");
         // Far ahead: too good to double... or a pass; never a take.
         let value = valued(0.9, (0.5, 0.02), (0.1, 0.0));
-        let e = CubeEquities::in_match(&value, CubeOwner::Centred, 1, score([7, 7], false), met());
+        let e = CubeEquities::in_match(
+            &value,
+            CubeOwner::Centred,
+            1,
+            score([7, 7], false),
+            met(),
+            CUBE_LIFE,
+        );
         assert_eq!(e.answer(), CubeAction::Pass, "{e:?}");
     }
 
@@ -540,8 +742,8 @@ mod tests {
         // Gammonish and behind the cash point: without Jacoby playing on
         // for the gammon is worth more than with it.
         let value = valued(0.7, (0.4, 0.02), (0.1, 0.0));
-        let free = CubeEquities::money(&value, CubeOwner::Centred, 1, false);
-        let jacoby = CubeEquities::money(&value, CubeOwner::Centred, 1, true);
+        let free = CubeEquities::money(&value, CubeOwner::Centred, 1, false, CUBE_LIFE);
+        let jacoby = CubeEquities::money(&value, CubeOwner::Centred, 1, true, CUBE_LIFE);
         assert!(jacoby.no_double < free.no_double, "{jacoby:?} {free:?}");
         assert_eq!(jacoby.double_take, free.double_take);
     }

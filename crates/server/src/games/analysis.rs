@@ -262,7 +262,7 @@ impl Judge<'_> {
             self.plies,
         )
         .map_err(|e| ApiError::from(CommandError::Rules(e)))?;
-        let equities = cube_equities(m, roller, &value);
+        let equities = cube_equities(m, &board, roller, &value);
         let (best, lost) = if seat == roller {
             let best = equities.double();
             (best, equities.after(best) - equities.after(action))

@@ -247,7 +247,7 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
         };
         let value = before_roll(&asked.rules, eval, &m.variant_state, &board, roller, plies)
             .map_err(CommandError::Rules)?;
-        let equities = cube_equities(m, roller, &value);
+        let equities = cube_equities(m, &board, roller, &value);
         let action = match question {
             CubeQuestion::Double(_) => equities.double(),
             CubeQuestion::Take(_) => equities.answer(),
