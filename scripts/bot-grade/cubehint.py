@@ -8,14 +8,10 @@ and cube (money, with and without the Jacoby rule, and matches of 3 to
 15 points, the cube centred or the roller's, post-Crawford included),
 Debian's `gnubg -t` prints its 0-ply cube analysis: the cubeless
 chances, then the cubeful equities of no double, double/take and
-double/pass (EMG, normalised as gnubg does). The test feeds gnubg's
-chances to the cube model and expects gnubg's equities back. Prints one
-Rust tuple a case:
-
-    (position id, match length (0: money), roller's score, other's score,
-     post-Crawford, cube, the roller owns it, Jacoby,
-     [win, win g, win bg, lose g, lose bg], [no double, double/take,
-     double/pass])
+double/pass (EMG, normalised as gnubg does). Writes
+tests/data/gnubg-cube-hints.txt (its README says the format): the cube
+model's test feeds gnubg's chances to the model and expects gnubg's
+equities back; the service's test asks `Hint` about the same positions.
 
     python3 scripts/bot-grade/cubehint.py
 """
@@ -27,7 +23,9 @@ import sys
 from pathlib import Path
 
 GNUBG = "/usr/games/gnubg"
-CORPUS = Path(__file__).resolve().parents[2] / "tests/data/standard-legal-plays.txt"
+DATA = Path(__file__).resolve().parents[2] / "tests/data"
+CORPUS = DATA / "standard-legal-plays.txt"
+OUT = DATA / "gnubg-cube-hints.txt"
 # (match length, roller's score, other's score, post-Crawford, cube, roller owns it, Jacoby)
 CASES = [
     (0, 0, 0, False, 1, False, False), (7, 0, 0, False, 1, False, False),
@@ -118,15 +116,16 @@ def analysis(pid, case):
 
 
 def main():
-    chosen = positions()
-    for i, pid in enumerate(chosen):
+    lines = []
+    for i, pid in enumerate(positions()):
         case = CASES[i % len(CASES)]
         chances, equities = analysis(pid, case)
         length, mine, theirs, post, cube, owned, jacoby = case
-        b = lambda x: "true" if x else "false"
-        print(f'    ("{pid}", {length}, {mine}, {theirs}, {b(post)}, {cube}, {b(owned)}, {b(jacoby)}, '
-              f'{chances}, {equities}),')
-        sys.stdout.flush()
+        fields = [pid, length, mine, theirs, int(post), cube, int(owned), int(jacoby)]
+        fields += [f"{x:.3f}" for x in chances + equities]
+        lines.append(" ".join(str(f) for f in fields))
+        print(lines[-1], file=sys.stderr)
+    OUT.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

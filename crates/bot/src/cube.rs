@@ -549,101 +549,28 @@ mod tests {
         }
     }
 
-    /// A position gnubg analysed, and what it said: the Position ID (the
-    /// roller on roll), match length (0: money), the roller's score, the
-    /// other's, post-Crawford, cube, whether the roller owns it, Jacoby;
-    /// gnubg's cubeless chances (win, win gammon, win bg, lose gammon,
-    /// lose bg) and its cubeful equities (no double, double/take,
-    /// double/pass).
-    type CubeHint = (
-        &'static str,
-        i64,
-        i64,
-        i64,
-        bool,
-        u32,
-        bool,
-        bool,
-        [f32; 5],
-        [f32; 3],
-    );
-
     /// The worked examples: GNU Backgammon 1.07's 0-ply cube analysis
-    /// (`hint`) of 32 positions of the standard corpus (16 in contact,
-    /// 10 races, 6 with both sides bearing off) at 14 scores and cubes
-    /// (`scripts/bot-grade/cubehint.py`, run on 5 December 2026).
-    #[rustfmt::skip]
-    const GNUBG_CUBE_HINTS: &[CubeHint] = &[
-    ("iU/kATDgc+EBSA", 0, 0, 0, false, 1, false, false, [0.616, 0.228, 0.028, 0.105, 0.006], [0.516, 0.494, 1.0]),
-    ("6wOixBDzjoIDAQ", 7, 0, 0, false, 1, false, false, [0.847, 0.57, 0.036, 0.027, 0.0], [1.375, 2.521, 1.0]),
-    ("xE/wAQrQZ/AFIA", 7, 4, 2, false, 1, false, false, [0.615, 0.21, 0.015, 0.1, 0.004], [0.386, 0.141, 1.0]),
-    ("oh/JA0A1ng8SAA", 5, 1, 3, false, 2, true, false, [0.812, 0.387, 0.005, 0.043, 0.001], [1.531, 2.247, 1.0]),
-    ("yOfBASjQK/gAWA", 0, 0, 0, false, 2, true, false, [0.485, 0.125, 0.007, 0.189, 0.02], [0.058, -0.565, 1.0]),
-    ("/xkAgGGiCXJ0Bg", 9, 6, 4, false, 1, false, false, [0.791, 0.281, 0.004, 0.096, 0.001], [0.964, 1.256, 1.0]),
-    ("PweAKkJ/owMQAQ", 5, 2, 4, true, 1, false, false, [0.911, 0.613, 0.024, 0.012, 0.0], [1.015, 2.123, 1.0]),
-    ("PxT0AgT/xogAQA", 11, 8, 5, false, 2, true, false, [0.814, 0.376, 0.003, 0.018, 0.0], [0.841, 0.669, 1.0]),
-    ("OzwxCDBob0EkAw", 0, 0, 0, false, 1, false, true, [0.78, 0.295, 0.025, 0.072, 0.001], [0.859, 1.463, 1.0]),
-    ("38GAlAK/VwACAw", 3, 1, 0, false, 1, false, false, [0.578, 0.13, 0.001, 0.064, 0.001], [0.25, -0.08, 1.0]),
-    ("vBEo4Qn/JYAESA", 7, 5, 5, false, 1, false, false, [0.199, 0.077, 0.001, 0.337, 0.008], [-1.077, -1.699, 1.0]),
-    ("XwwoYDKeHxMARA", 15, 10, 3, false, 4, true, false, [0.763, 0.3, 0.023, 0.038, 0.0], [0.504, -0.249, 1.0]),
-    ("b8lGCQC/QwAXBA", 13, 0, 10, false, 1, false, false, [0.506, 0.111, 0.003, 0.123, 0.002], [0.261, 0.257, 1.0]),
-    ("9wcAYwLvAXgDAQ", 7, 3, 6, true, 1, false, false, [0.534, 0.084, 0.0, 0.057, 0.0], [0.649, 0.883, 1.0]),
-    ("ob9IIRBTNwYIGQ", 0, 0, 0, false, 1, false, false, [0.827, 0.608, 0.301, 0.061, 0.006], [1.584, 2.875, 1.0]),
-    ("Fw4xGgVfYzEARA", 7, 0, 0, false, 1, false, false, [0.643, 0.357, 0.01, 0.09, 0.003], [0.744, 0.871, 1.0]),
-    ("/T4BAMDvOwgAAA", 7, 4, 2, false, 1, false, false, [0.414, 0.0, 0.0, 0.0, 0.0], [-0.217, -0.886, 1.0]),
-    ("/9sACAD/PYIAAA", 5, 1, 3, false, 2, true, false, [0.752, 0.0, 0.0, 0.0, 0.0], [0.802, 2.009, 1.0]),
-    ("/7cAAQD/PSEAAA", 0, 0, 0, false, 2, true, false, [0.769, 0.0, 0.0, 0.0, 0.0], [0.769, 0.938, 1.0]),
-    ("7x8GIAD+Pg0AAA", 9, 6, 4, false, 1, false, false, [0.841, 0.0, 0.0, 0.0, 0.0], [0.876, 1.32, 1.0]),
-    ("/i8CCQB3F14AAA", 5, 2, 4, true, 1, false, false, [0.672, 0.0, 0.0, 0.0, 0.0], [0.365, 0.378, 1.0]),
-    ("dzc6AAD+LwIJAA", 11, 8, 5, false, 2, true, false, [0.42, 0.0, 0.0, 0.0, 0.0], [-0.094, -1.403, 1.0]),
-    ("/i+CAQB3NzoAAA", 0, 0, 0, false, 1, false, true, [0.721, 0.0, 0.0, 0.0, 0.0], [0.626, 0.713, 1.0]),
-    ("924xAAD+L4IBAA", 3, 1, 0, false, 1, false, false, [0.315, 0.0, 0.0, 0.0, 0.0], [-0.623, -1.761, 1.0]),
-    ("/70gAAC/7wEAAA", 7, 5, 5, false, 1, false, false, [0.724, 0.0, 0.0, 0.0, 0.0], [0.447, 1.261, 1.0]),
-    ("3w+CAwD9akcAAA", 15, 10, 3, false, 4, true, false, [0.903, 0.0, 0.0, 0.0, 0.0], [0.834, 0.618, 1.0]),
-    ("758MAAD+fgQAAA", 13, 0, 10, false, 1, false, false, [0.717, 0.0, 0.0, 0.0, 0.0], [0.666, 0.807, 1.0]),
-    ("/g0AAPj9BQAAAA", 7, 3, 6, true, 1, false, false, [0.342, 0.0, 0.0, 0.0, 0.0], [-0.105, 0.036, 1.0]),
-    ("/z0AAMDfBQAAAA", 0, 0, 0, false, 1, false, false, [0.914, 0.0, 0.0, 0.0, 0.0], [0.931, 1.603, 1.0]),
-    ("/34CAAC/LwIAAA", 7, 0, 0, false, 1, false, false, [0.894, 0.0, 0.0, 0.0, 0.0], [0.915, 1.527, 1.0]),
-    ("/z0AAMDvAwAAAA", 7, 4, 2, false, 1, false, false, [0.914, 0.0, 0.0, 0.0, 0.0], [0.931, 1.695, 1.0]),
-    ("31cAAODfHgAAAA", 5, 1, 3, false, 2, true, false, [0.352, 0.0, 0.0, 0.0, 0.0], [0.125, 0.407, 1.0]),
-    ];
-
+    /// of 32 positions of the standard corpus (16 in contact, 10 races,
+    /// 6 with both sides bearing off) at 14 scores and cubes
+    /// (tests/data/gnubg-cube-hints.txt, its README says how it was
+    /// made): given gnubg's chances, the model gives gnubg's equities.
     #[test]
     fn cube_equities_are_gnubg_s_at_0_ply_from_gnubg_s_chances() {
+        let text = include_str!("../../../tests/data/gnubg-cube-hints.txt");
+        let hints = crate::cube_examples::GnubgCubeHint::read(text).expect("the examples read");
+        assert_eq!(hints.len(), 32);
         // gnubg prints chances and equities to 3 decimals: 0.01 is
         // room for its rounding (the worst seen is 0.0031).
         let mut wrong = Vec::new();
-        for &(id, length, mine, theirs, post, cube, owned, jacoby, chances, expected) in
-            GNUBG_CUBE_HINTS
-        {
-            let board = bg_engine::position_id::decode(id, Seat::White).expect("a Position ID");
-            let [w, wg, wbg, lg, lbg] = chances;
-            let outputs = [w, wg, wbg, lg, lbg];
-            let value = Evaluation {
-                outputs,
-                equity: crate::net::equity(&outputs),
-            };
-            let owner = if owned {
-                CubeOwner::Me
-            } else {
-                CubeOwner::Centred
-            };
-            let life = cube_life(&board, Seat::White);
-            let e = if length == 0 {
-                CubeEquities::money(&value, owner, cube, jacoby, life)
-            } else {
-                let away = [length - mine, length - theirs];
-                CubeEquities::in_match(&value, owner, cube, score(away, post), met(), life)
-            };
+        for hint in &hints {
+            let e = hint.model_s(&hint.value());
             let got = [e.no_double, e.double_take, e.double_pass];
             for (what, (g, x)) in ["no double", "double/take", "double/pass"]
                 .iter()
-                .zip(got.iter().zip(expected))
+                .zip(got.iter().zip(hint.equities))
             {
                 if (g - x).abs() >= 0.01 {
-                    wrong.push(format!(
-                        "{id} length {length} {mine}-{theirs} cube {cube} owned {owned}: {what} {g}, gnubg {x}"
-                    ));
+                    wrong.push(format!("{}: {what} {g}, gnubg {x}", hint.line));
                 }
             }
         }

@@ -20,6 +20,7 @@
 
 pub mod act;
 pub mod cube;
+pub mod cube_examples;
 pub mod duel;
 pub mod encode;
 pub mod level;
