@@ -3,6 +3,9 @@ choosing the other side's moves, and saves each match's .mat record.
 
     python play.py ADDR MATCHES LENGTH OUT_DIR [LEVEL]
 
+LENGTH 0: money games (one game each, the Jacoby rule on as gnubg's
+default has it).
+
 Black is the service's computer player (`NewGameRequest.bots`, LEVEL, by
 default the strongest). White's checker play is PyPI gnubg's choice at 0-ply
 (of the service's legal plays, the one whose result gnubg's net values
@@ -41,6 +44,9 @@ class CubeJudge:
             ["stdbuf", "-oL", GNUBG_CLI, "-t", "-q"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.send("set player gnubg human")
+        # Money games are played with the Jacoby rule (gnubg's default);
+        # a gnubg ID does not say it.
+        self.send("set jacoby on")
         self.send("new match 1")
 
     def send(self, command):
@@ -59,10 +65,12 @@ class CubeJudge:
 
 def may_double(game):
     """Whether white may double now: the cube in play and not black's, not
-    dead (white's win at this cube would not already take the match)."""
+    dead (in a match, white's win at this cube would not already take
+    it)."""
     cube = game.cube
+    length = game.settings.match_length
     return (cube.in_play and cube.owner != BLACK
-            and game.score.white + cube.value < game.settings.match_length)
+            and (length == 0 or game.score.white + cube.value < length))
 
 
 def mover_equity(result_id):
@@ -110,7 +118,7 @@ def main() -> int:
     for n in range(matches):
         created = stub.NewGame(pb.NewGameRequest(
             variant="standard",
-            settings=pb.MatchSettings(match_length=length, auto_roll=False),
+            settings=pb.MatchSettings(match_length=length, auto_roll=False, jacoby=length == 0),
             bots=[pb.BotSeat(seat=BLACK, level=level)],
         ))
         game, token = created.game, created.white_token
