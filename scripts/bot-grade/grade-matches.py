@@ -9,7 +9,10 @@ Prints, for each player: the unforced checker decisions, the equity lost
 (EMG: normalised to the money game's cube), the error rate x500 ("PR":
 mean EMG lost per unforced decision x 500) and gnubg's own mEMG rate
 (x1000); the close or actual cube decisions and their equity lost, per
-decision x500.
+decision x500; then where the cube's equity went, by gnubg's kinds of
+cube error (missed doubles below and above the cash point, wrong
+doubles below the double point and above too-good, wrong takes, wrong
+passes): how many and the EMG each kind lost.
 """
 
 import glob
@@ -28,6 +31,26 @@ show statistics match
 """
 
 
+# gnubg's kinds of cube error, as its statistics name them.
+CUBE_ERRORS = {
+    "Missed doubles below CP": "missed_double_below_cp",
+    "Missed doubles above CP": "missed_double_above_cp",
+    "Wrong doubles below DP": "wrong_double_below_dp",
+    "Wrong doubles above TG": "wrong_double_above_tg",
+    "Wrong takes": "wrong_take",
+    "Wrong passes": "wrong_pass",
+}
+# A player's count, and its EMG and MWC lost when there is any.
+CUBE_ERROR = re.compile(r"(\d+)(?:\s*\(\s*([-+]?\d+\.\d+)\s*\(\s*[-+]?\d+\.\d+%\)\))?")
+
+
+def cube_errors(line):
+    """The two players' (count, EMG lost) on a cube error line."""
+    rest = line.split("(EMG (MWC))", 1)[1]
+    found = CUBE_ERROR.findall(rest)
+    return tuple((int(n), abs(float(emg or 0))) for n, emg in found[:2])
+
+
 def two_numbers(line):
     """The two players' first numbers on a statistics line."""
     numbers = re.findall(r"[-+]?\d+(?:\.\d+)?", line.split("  ", 1)[1] if "  " in line else line)
@@ -44,7 +67,7 @@ def analyse(path):
         text=True,
         timeout=3600,
     ).stdout
-    section, stats = None, {}
+    section, stats, errors = None, {}, {}
     for line in out.splitlines():
         if line.startswith("Chequerplay statistics"):
             section = "checker"
@@ -56,21 +79,28 @@ def analyse(path):
             stats["unforced"] = two_numbers(line)
         elif section == "cube" and line.startswith("Close or actual cube decisions"):
             stats["cube_decisions"] = two_numbers(line)
+        elif section == "cube" and line.startswith(tuple(CUBE_ERRORS)):
+            kind = next(v for k, v in CUBE_ERRORS.items() if line.startswith(k))
+            errors.setdefault(kind, cube_errors(line))
         elif section and line.startswith("Error total EMG"):
             stats[section + "_lost"] = tuple(-abs(x) for x in two_numbers(line))
-    if len(stats) != 4:
+    if len(stats) != 4 or len(errors) != len(CUBE_ERRORS):
         raise RuntimeError(f"{path}: gnubg's statistics not found:\n{out[-2000:]}")
-    return stats
+    return stats, errors
 
 
 def main() -> int:
     files = sorted(glob.glob(os.path.join(sys.argv[1], "*.mat")))
     totals = [dict(unforced=0, checker_lost=0.0, cube_decisions=0, cube_lost=0.0) for _ in range(2)]
+    kinds = [{kind: [0, 0.0] for kind in CUBE_ERRORS.values()} for _ in range(2)]
     for path in files:
-        stats = analyse(path)
+        stats, errors = analyse(path)
         for player in (0, 1):
             for key in totals[player]:
                 totals[player][key] += abs(stats[key][player])
+            for kind, counts in errors.items():
+                kinds[player][kind][0] += counts[player][0]
+                kinds[player][kind][1] += counts[player][1]
         print(f"{path}: black's unforced moves {stats['unforced'][1]:.0f}, EMG lost {abs(stats['checker_lost'][1]):.3f}", file=sys.stderr, flush=True)
     for player, name in ((0, "white"), (1, "black")):
         t = totals[player]
@@ -82,6 +112,8 @@ def main() -> int:
             f"checker_mEMG={rate * 1000:.1f} cube_decisions={t['cube_decisions']:.0f} "
             f"cube_emg_lost={t['cube_lost']:.3f} cube_error_rate_x500={cube_rate * 500:.1f}"
         )
+        print(f"{name} cube errors: " + " ".join(
+            f"{kind}={n}/{emg:.3f}" for kind, (n, emg) in kinds[player].items()))
     return 0
 
 

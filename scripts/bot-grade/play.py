@@ -29,9 +29,9 @@ import gnubg
 
 from backgammon.v1 import backgammon_pb2 as pb
 from backgammon.v1 import backgammon_pb2_grpc as rpc
+from grade import ZERO_PLY, mover_equity
 
 WHITE, BLACK = pb.SEAT_WHITE, pb.SEAT_BLACK
-ZERO_PLY = gnubg.evalcontext(0, 0, 1, 1, 0.0)
 GNUBG_CLI = "/usr/games/gnubg"
 
 
@@ -73,18 +73,6 @@ def may_double(game):
             and (length == 0 or game.score.white + cube.value < length))
 
 
-def mover_equity(result_id):
-    """gnubg's 0-ply cubeless equity of a play's result for the side that
-    made it (the result evaluated with the other side on roll, negated),
-    as grade.py values results."""
-    opp, me = gnubg.position_from_id(result_id)
-    if sum(me) == 0:  # the mover bore off its last checker
-        if sum(opp) < 15:
-            return 1.0
-        return 3.0 if sum(opp[18:25]) > 0 else 2.0
-    return -gnubg.evaluate((me, opp), gnubg.cubeinfo(), ZERO_PLY)[5]
-
-
 def act(stub, game, token, judge):
     """White's action: a double or a roll, a move, or an answer to a
     double."""
@@ -97,8 +85,8 @@ def act(stub, game, token, judge):
         return stub.Roll(pb.RollRequest(**common), metadata=auth)
     if game.phase == pb.PHASE_MOVE:
         # gnubg's choice at 0-ply: the legal play whose result it values
-        # most (its move search does the same).
-        best = max(game.legal_plays, key=lambda p: mover_equity(p.result_position_id))
+        # most (its move search does the same), valued as grade.py does.
+        best = max(game.legal_plays, key=lambda p: mover_equity(p.result_position_id, ZERO_PLY))
         play = best.notation
         return stub.Move(pb.MoveRequest(notation=play, **common), metadata=auth)
     if game.phase == pb.PHASE_CUBE_OFFERED:

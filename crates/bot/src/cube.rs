@@ -637,30 +637,19 @@ mod tests {
 
     #[test]
     fn equities_are_normalised_as_gnubg_does_a_pass_is_plus_one() {
-        let value = valued(0.7, (0.2, 0.01), (0.2, 0.01));
-        let e = CubeEquities::in_match(
-            &value,
-            CubeOwner::Centred,
-            1,
-            score([7, 7], false),
-            met(),
-            CUBE_LIFE,
-        );
+        // A centred 1-cube at 7-away 7-away, in contact.
+        let at_7_away = |value: &Evaluation| {
+            let score = score([7, 7], false);
+            CubeEquities::in_match(value, CubeOwner::Centred, 1, score, met(), CUBE_LIFE)
+        };
+        let e = at_7_away(&valued(0.7, (0.2, 0.01), (0.2, 0.01)));
         assert!((e.double_pass - 1.0).abs() < 1e-6);
         assert_eq!(e.emg, 1.0);
         // 70% at 7-away 7-away (cash point about 74%): double, take.
         assert_eq!(e.double(), CubeAction::Double, "{e:?}");
         assert_eq!(e.answer(), CubeAction::Take, "{e:?}");
         // Far ahead: too good to double... or a pass; never a take.
-        let value = valued(0.9, (0.5, 0.02), (0.1, 0.0));
-        let e = CubeEquities::in_match(
-            &value,
-            CubeOwner::Centred,
-            1,
-            score([7, 7], false),
-            met(),
-            CUBE_LIFE,
-        );
+        let e = at_7_away(&valued(0.9, (0.5, 0.02), (0.1, 0.0)));
         assert_eq!(e.answer(), CubeAction::Pass, "{e:?}");
     }
 
