@@ -41,12 +41,14 @@ CUBE_ERRORS = {
     "Wrong passes": "wrong_pass",
 }
 # A player's count, and its EMG and MWC lost when there is any.
-CUBE_ERROR = re.compile(r"(\d+)(?:\s*\(\s*([-+]?\d+\.\d+)\s*\(\s*[-+]?\d+\.\d+%\)\))?")
+# (MWC in a match, points in money play.)
+CUBE_ERROR = re.compile(r"(\d+)(?:\s*\(\s*([-+]?\d+\.\d+)\s*\(\s*[-+]?\d+\.\d+%?\)\))?")
+CUBE_ERROR_LABEL = re.compile(r"\(EMG \((?:MWC|Points)\)\)")
 
 
 def cube_errors(line):
     """The two players' (count, EMG lost) on a cube error line."""
-    rest = line.split("(EMG (MWC))", 1)[1]
+    rest = CUBE_ERROR_LABEL.split(line, 1)[1]
     found = CUBE_ERROR.findall(rest)
     return tuple((int(n), abs(float(emg or 0))) for n, emg in found[:2])
 
