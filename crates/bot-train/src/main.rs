@@ -127,8 +127,11 @@ enum Command {
     /// grading by GNU Backgammon (scripts/bot-grade).
     /// Times the net over a legal-plays corpus (`POSITION_ID DIE1 DIE2
     /// ...` lines): one evaluation, a 0-ply choice among all legal plays,
-    /// and a 1-ply choice (on the first `--one-ply` positions). Prints
-    /// `ns_per_evaluation=... us_per_0ply=... us_per_1ply=...`.
+    /// a 1-ply choice (on the first `--one-ply` positions), and a cube
+    /// decision at 0-ply (the net's value before the roll and the match
+    /// model) and the model alone. Prints `ns_per_evaluation=...
+    /// us_per_0ply=... us_per_1ply=... us_per_cube_0ply=...
+    /// ns_per_cube_model=...`.
     Bench {
         #[arg(long)]
         corpus: PathBuf,
@@ -582,9 +585,39 @@ fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
         sink += one.choose(&standard, state, Seat::White, *dice, plays) as f32;
     }
     let per_one = started.elapsed().as_secs_f64() * 1e6 / some.len().max(1) as f64;
+    // A cube decision at 0-ply: the position before the roll valued by
+    // the net, then the match model (a 7-point match at 3-away 4-away,
+    // the cube centred), and the model alone on those values.
+    let eval = bg_bot::search::Evaluator {
+        net: &net,
+        checkers: 15,
+    };
+    let met = bg_bot::met::Met::built_in().context("the match equity table")?;
+    let score = bg_bot::cube::MatchScore {
+        away: [3, 4],
+        crawford_played: false,
+    };
+    let cube = |board: &bg_engine::Board, value: &bg_bot::search::Evaluation| {
+        let life = bg_bot::cube::cube_life(board, Seat::White);
+        let owner = bg_bot::cube::CubeOwner::Centred;
+        bg_bot::cube::CubeEquities::in_match(value, owner, 1, score, met, life)
+    };
+    let started = Instant::now();
+    let mut values = Vec::with_capacity(positions.len());
+    for (board, _, _) in &positions {
+        let value = eval.before_roll(board, Seat::White);
+        sink += cube(board, &value).no_double;
+        values.push(value);
+    }
+    let per_cube = started.elapsed().as_secs_f64() * 1e6 / positions.len() as f64;
+    let started = Instant::now();
+    for ((board, _, _), value) in positions.iter().zip(&values) {
+        sink += cube(board, value).double_take;
+    }
+    let per_model = started.elapsed().as_nanos() as f64 / positions.len() as f64;
     std::hint::black_box(sink);
     println!(
-        "positions={} results={} ns_per_evaluation={per_eval:.0} us_per_0ply={per_zero:.1} us_per_1ply={per_one:.0} (1-ply over {} positions)",
+        "positions={} results={} ns_per_evaluation={per_eval:.0} us_per_0ply={per_zero:.1} us_per_1ply={per_one:.0} (1-ply over {} positions) us_per_cube_0ply={per_cube:.1} ns_per_cube_model={per_model:.0}",
         positions.len(),
         results.len(),
         some.len()

@@ -416,16 +416,21 @@ impl MatchCube<'_> {
     /// (when X may), a game won at 1. Past a cash point the side ahead
     /// plays on for its gammons: from a cash to the game won or lost.
     fn live(&self, v: i64, owner: CubeOwner) -> f32 {
-        let mut knots = vec![(0.0, self.lose(v))];
+        let mut knots = [(0.0, self.lose(v)); 4];
+        let mut n = 1;
+        let mut add = |knot| {
+            knots[n] = knot;
+            n += 1;
+        };
         if let (CubeOwner::Centred | CubeOwner::Them, Some(point)) = (owner, self.doubled_out(v)) {
-            knots.push((point, self.cash_theirs(v)));
+            add((point, self.cash_theirs(v)));
         }
         if let (CubeOwner::Centred | CubeOwner::Me, Some(point)) = (owner, self.doubles_out(v)) {
-            knots.push((point, self.cash_mine(v)));
+            add((point, self.cash_mine(v)));
         }
-        knots.push((1.0, self.win(v)));
+        add((1.0, self.win(v)));
         let p = self.p;
-        knots
+        knots[..n]
             .windows(2)
             .find(|pair| p <= pair[1].0)
             .map_or(self.win(v), |pair| {
