@@ -9,13 +9,18 @@
 //!   evaluation" in the gnubg manual; after Janowski): the cubeless
 //!   chances turned into match-winning chances ([`Met`]) with a dead
 //!   cube and with a fully live one, and the two weighted by the cube's
-//!   life ([`cube_life`], by the kind of position). The live cube's cash points are found from
-//!   the highest cube level that still matters down, each side's take
-//!   counting the redouble it then owns. The gammon price at each score
-//!   and cube level comes from the table itself. A cube that cannot
-//!   matter (its owner wins the match with any win) is dead, and the
-//!   Crawford game has none (the engine refuses the double); after it,
-//!   the table's post-Crawford equities make the trailer double at once.
+//!   life ([`cube_life`], by the kind of position). The live cube's cash
+//!   points are found from the highest cube level that still matters
+//!   down, each side's take counting the redouble it then owns. The
+//!   gammon price at each score and cube level comes from the table
+//!   itself. A cube that cannot matter (its owner wins the match with
+//!   any win) is dead, as is the cube at 2-away 2-away (gnubg's rule),
+//!   and the Crawford game has none (the engine refuses the double);
+//!   after it, the table's post-Crawford equities make the trailer
+//!   double at once.
+//! - Checked against GNU Backgammon's own cube analysis: given gnubg's
+//!   chances, the model gives gnubg's equities
+//!   (tests/data/gnubg-cube-hints.txt, [`crate::cube_examples`]).
 //!
 //! Equities are per unit of the cube as it stands, for the side to roll;
 //! in a match they are match-winning chances normalised as gnubg does
