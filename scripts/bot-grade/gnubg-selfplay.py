@@ -27,10 +27,12 @@ START = "4HPwATDgc/ABMA"
 
 def legal_results(position_id, d1, d2):
     """The Position IDs after each legal play (the mover still on roll)."""
-    line = subprocess.run([BGCTL, "--plugin-dir", PLUGINS, "plays", "--corpus", "-"],
-                          input=f"{position_id} {d1} {d2}\n", capture_output=True,
-                          text=True, check=True).stdout.split()
-    return line[4:]
+    asked = f"{position_id} {d1} {d2}"
+    done = subprocess.run([BGCTL, "--plugin-dir", PLUGINS, "plays", "--corpus", "-"],
+                          input=asked + "\n", capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"bgctl plays on {asked}: {done.stderr.strip()}")
+    return done.stdout.split()[4:]
 
 
 def main() -> int:
