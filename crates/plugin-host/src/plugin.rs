@@ -203,22 +203,14 @@ impl Plugin {
     /// The most one game can be worth before the cube: what the variant
     /// says, from 1 to 3 (0, unset, means 3; more than 3 is read as 3).
     pub fn max_win_level(&self) -> u32 {
-        match self.info().max_win_level {
-            0 => 3,
-            level => level.min(3),
-        }
+        self.info().max_win_level_or_default()
     }
 
     /// The variant's name of a win at `level` (from 1): what it says, else
     /// the names a plugin that names none was written for (the standard
     /// board's, as before `VariantInfo.win_kinds` existed).
     pub fn win_kind(&self, level: u32) -> String {
-        const UNNAMED: [&str; 3] = ["single", "gammon", "backgammon"];
-        let index = level.max(1) as usize - 1;
-        match self.info().win_kinds.get(index) {
-            Some(kind) if !kind.is_empty() => kind.clone(),
-            _ => UNNAMED[index.min(2)].to_string(),
-        }
+        self.info().win_kind_name(level)
     }
 
     /// Checkers each side plays with: what the variant says, from 1 to 15

@@ -25,6 +25,7 @@
 
 pub mod abi;
 mod export;
+pub mod in_process;
 pub mod search;
 pub mod wire;
 
@@ -38,6 +39,29 @@ pub mod proto {
 }
 
 pub use proto::{Label, OptionSpec, VariantInfo};
+
+impl VariantInfo {
+    /// The most one game can be worth before the cube: what the variant
+    /// says, from 1 to 3 (0, unset, means 3; more than 3 is read as 3).
+    pub fn max_win_level_or_default(&self) -> u32 {
+        match self.max_win_level {
+            0 => 3,
+            level => level.min(3),
+        }
+    }
+
+    /// The variant's name of a win at `level` (from 1): what it says, else
+    /// the names a plugin that names none was written for (the standard
+    /// board's, as before `win_kinds` existed).
+    pub fn win_kind_name(&self, level: u32) -> String {
+        const UNNAMED: [&str; 3] = ["single", "gammon", "backgammon"];
+        let index = level.max(1) as usize - 1;
+        match self.win_kinds.get(index) {
+            Some(kind) if !kind.is_empty() => kind.clone(),
+            _ => UNNAMED[index.min(2)].to_string(),
+        }
+    }
+}
 
 // One vocabulary with the engine: a plugin answers in the engine's own
 // types; they become protobuf bytes only at the C ABI (`export`), and the
