@@ -57,8 +57,8 @@ impl CubeAction {
 /// Janowski's cube life index ("cube efficiency" in gnubg): how much of
 /// a live cube's value a position keeps (0 a dead cube, 1 a fully live
 /// one). R. Janowski, "Take-Points in Money Games", 1993; the values by
-/// kind of position are GNU Backgammon's defaults (`show cube
-/// efficiency`; gnubg's eval.c): 0.68 while the sides are in contact.
+/// kind of position are GNU Backgammon's defaults (`show
+/// cubeefficiency` in gnubg 1.07): 0.68 while the sides are in contact.
 pub const CUBE_LIFE: f32 = 0.68;
 /// In a race: 0.55 plus 0.00125 a pip of the side to roll, kept between
 /// 0.6 and 0.7 (a long race keeps more of the cube's life).
