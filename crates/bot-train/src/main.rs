@@ -127,11 +127,12 @@ enum Command {
     /// grading by GNU Backgammon (scripts/bot-grade).
     /// Times the net over a legal-plays corpus (`POSITION_ID DIE1 DIE2
     /// ...` lines): one evaluation, a 0-ply choice among all legal plays,
-    /// a 1-ply choice (on the first `--one-ply` positions), and a cube
-    /// decision at 0-ply (the net's value before the roll and the match
-    /// model) and the model alone. Prints `ns_per_evaluation=...
-    /// us_per_0ply=... us_per_1ply=... us_per_cube_0ply=...
-    /// ns_per_cube_model=...`.
+    /// a 1-ply choice (on the first `--one-ply` positions), both by the
+    /// duels' players and by the service's search, and a cube decision
+    /// at 0-ply (the net's value before the roll and the match model)
+    /// and the model alone. Prints `ns_per_evaluation=... us_per_0ply=...
+    /// us_per_1ply=... service_us_per_0ply=... service_us_per_1ply=...
+    /// us_per_cube_0ply=... ns_per_cube_model=...`.
     Bench {
         #[arg(long)]
         corpus: PathBuf,
@@ -585,13 +586,35 @@ fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
         sink += one.choose(&standard, state, Seat::White, *dice, plays) as f32;
     }
     let per_one = started.elapsed().as_secs_f64() * 1e6 / some.len().max(1) as f64;
-    // A cube decision at 0-ply: the position before the roll valued by
-    // the net, then the match model (a 7-point match at 3-away 4-away,
-    // the cube centred), and the model alone on those values.
+    // The same choices by the service's own search (`search::rank`, what
+    // a bot seat and `Hint` run), the rules in process as the engine's
+    // `Rules`: the state as bytes, decoded at each call.
+    let rules = bg_variant_api::in_process::InProcess::new(bg_standard_rules::Standard);
     let eval = bg_bot::search::Evaluator {
         net: &net,
         checkers: 15,
     };
+    let mut service =
+        |positions: &[(bg_engine::Board, bg_engine::Dice, Vec<bg_engine::LegalPlay>)],
+         plies: u8|
+         -> Result<f64> {
+            let states = positions
+                .iter()
+                .map(|(board, _, _)| Ok(rules.setup_at(board)?.state))
+                .collect::<Result<Vec<_>>>()?;
+            let started = Instant::now();
+            for ((_, dice, plays), state) in positions.iter().zip(&states) {
+                let ranked =
+                    bg_bot::search::rank(&rules, eval, state, Seat::White, *dice, plays, plies)?;
+                sink += ranked.first().map_or(0.0, |r| r.value.equity);
+            }
+            Ok(started.elapsed().as_secs_f64() * 1e6 / positions.len().max(1) as f64)
+        };
+    let per_zero_service = service(&positions, 0)?;
+    let per_one_service = service(some, 1)?;
+    // A cube decision at 0-ply: the position before the roll valued by
+    // the net, then the match model (a 7-point match at 3-away 4-away,
+    // the cube centred), and the model alone on those values.
     let met = bg_bot::met::Met::built_in().context("the match equity table")?;
     let score = bg_bot::cube::MatchScore {
         away: [3, 4],
@@ -617,7 +640,7 @@ fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
     let per_model = started.elapsed().as_nanos() as f64 / positions.len() as f64;
     std::hint::black_box(sink);
     println!(
-        "positions={} results={} ns_per_evaluation={per_eval:.0} us_per_0ply={per_zero:.1} us_per_1ply={per_one:.0} (1-ply over {} positions) us_per_cube_0ply={per_cube:.1} ns_per_cube_model={per_model:.0}",
+        "positions={} results={} ns_per_evaluation={per_eval:.0} us_per_0ply={per_zero:.1} us_per_1ply={per_one:.0} (1-ply over {} positions) service_us_per_0ply={per_zero_service:.1} service_us_per_1ply={per_one_service:.0} us_per_cube_0ply={per_cube:.1} ns_per_cube_model={per_model:.0}",
         positions.len(),
         results.len(),
         some.len()
