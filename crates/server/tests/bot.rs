@@ -617,7 +617,9 @@ async fn a_partie_of_trictrac_against_the_computer_with_its_stays_and_goes() {
         .unwrap()
         .into_inner();
     let [white, black] = [&analysis.players[0], &analysis.players[1]];
-    assert!(black.checker_decisions > 20, "{black:?}");
+    // Unforced decisions only: fewer than the moves, by the dice (20 of
+    // 21 or more moves in one CI run).
+    assert!(black.checker_decisions > 10, "{black:?}");
     assert_eq!(black.checker_equity_lost, 0.0, "{black:?}");
     assert_eq!(
         black.variant_decisions as usize, black_decisions,
