@@ -180,8 +180,9 @@ impl From<ApiError> for Status {
 /// Errors tonic answers by itself, before any of the service's code runs,
 /// carry no ErrorInfo. This layer gives them one, so that every error a
 /// client sees has a stable reason: a request whose bytes are not its
-/// message is the caller's fault (INVALID_ARGUMENT, `MALFORMED_REQUEST`,
-/// where tonic says INTERNAL), a request over the size limit is
+/// message (cut short, badly compressed, not the method's message) is the
+/// caller's fault (INVALID_ARGUMENT, `MALFORMED_REQUEST`, where tonic says
+/// INTERNAL), a request over the size limit is
 /// OUT_OF_RANGE, `REQUEST_TOO_LARGE`.
 ///
 /// It looks only at error responses without details (a response that
@@ -253,6 +254,26 @@ fn add_error_info(headers: &mut http::HeaderMap) {
     }
 }
 
+/// Whether tonic's INTERNAL error is a request's bytes that are not a
+/// message: no message at all, a frame cut short, a bad compression flag,
+/// a body that does not decompress, gRPC-Web text that is not base64,
+/// bytes that are not the method's message (all said by tonic's and
+/// tonic-web's decoders, which on a server decode only requests). Found
+/// by the `http` fuzz target: a corrupt gzip body and an empty one were
+/// answered INTERNAL.
+fn malformed(said: &str) -> bool {
+    [
+        "failed to decode Protobuf message",
+        "Missing request message",
+        "Error decompressing",
+        "protocol error: received message with",
+        "Unexpected EOF decoding stream",
+        "tonic-web: ",
+    ]
+    .iter()
+    .any(|start| said.starts_with(start))
+}
+
 /// What tonic's own error means for the caller.
 fn transport_error(status: &Status) -> ApiError {
     let said = status.message();
@@ -264,7 +285,7 @@ fn transport_error(status: &Status) -> ApiError {
                 crate::MAX_MESSAGE_BYTES
             ),
         ),
-        Code::Internal if said.starts_with("failed to decode Protobuf message") => ApiError::new(
+        Code::Internal if malformed(said) => ApiError::new(
             Reason::MalformedRequest,
             format!("the request is not a valid message for this method ({said})"),
         ),
