@@ -3,9 +3,10 @@
 //! match began and mixed with the seats' own seeds.
 //!
 //! This crate owns the scheme (the seed, its commitment, the derivation
-//! of each die, the check) and nothing else: it never knows a game, a
-//! board or a store. The server keeps the state ([`FairDice`]) beside the
-//! game; `bgctl verify` checks a finished match's record with [`verify`].
+//! of each die, the check, a match record's dice read and checked) and
+//! nothing else: it never knows a board, a variant's rules or a store. The server keeps the state ([`FairDice`]) beside the
+//! game; `bgctl verify` checks a finished match's record with
+//! [`record::record`] (its JSON read, then [`verify`]).
 //!
 //! # The scheme (`hmac-sha256/v1`)
 //!
@@ -55,6 +56,8 @@
 //! independent as that service.
 
 pub use bg_engine::Seat;
+pub mod record;
+
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
 

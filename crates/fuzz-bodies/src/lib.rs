@@ -18,6 +18,7 @@ use bg_api::v1 as pb;
 use bg_engine::{Play, Seat};
 use bg_server::fleet::labels::{Selector, checked_labels};
 use bg_server::fleet::{Cursor, PageToken, TokenKey};
+use bg_server::fuzzing::Body as HttpBody;
 use bg_server::snapshot::{Seal, SeedKey};
 
 /// A target's body.
@@ -35,6 +36,9 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("worker_frames", worker_frames),
     ("read_mask", read_mask),
     ("log_entry", log_entry),
+    ("requests", requests),
+    ("record", record),
+    ("http", http),
 ];
 
 fn text(data: &[u8]) -> String {
@@ -165,3 +169,167 @@ pub fn read_mask(data: &[u8]) {
     // And as bytes off the wire, a whole request.
     let _ = <pb::GetGameRequest as prost::Message>::decode(data);
 }
+
+/// Request ids, game ids, and a NewGame request off the wire: every
+/// field NewGame reads checked as NewGame checks it (labels, players,
+/// settings, the start board, the computer's seats, an XGID or a gnubg
+/// ID taken up, seat seeds, the clock), then the match set up as
+/// standard backgammon in process with the request's options map (the
+/// variant checks the options), its dice from the bytes.
+pub fn requests(data: &[u8]) {
+    use bg_engine::game::{CommandError, Match};
+    use bg_server::games::{check_new_game_request_id, check_request_id, game_id_of};
+    use bg_variant_api::in_process::InProcess;
+
+    let text = text(data);
+    let _ = check_request_id(&text);
+    let _ = check_new_game_request_id(&text);
+    if let Ok(id) = game_id_of(&text) {
+        assert_eq!(
+            game_id_of(&id).ok().as_ref(),
+            Some(&id),
+            "{text:?}: a game id's one spelling reads as itself"
+        );
+    }
+    let Ok(request) = <pb::NewGameRequest as prost::Message>::decode(data) else {
+        return;
+    };
+    let Ok(read) = bg_server::games::fuzzing::new_game_request(&request) else {
+        return;
+    };
+    let rules = InProcess {
+        variant: bg_standard_rules::Standard,
+        options: read.options,
+    };
+    let mut dice = BytesDice::new(data);
+    let _ = match read.taken_up {
+        Some((board, from)) => rules
+            .setup_at(&board)
+            .map_err(CommandError::Rules)
+            .and_then(|setup| Match::resume(read.settings, setup, from, &rules, &mut dice)),
+        None => {
+            if let Some(board) = read.start {
+                let _ = rules.setup_at(&board);
+            }
+            Match::new(read.settings, &rules, &mut dice)
+        }
+    };
+}
+
+/// Dice from the bytes, through a small generator (never a run of ties:
+/// an opening throws again on a tie).
+struct BytesDice(u64);
+
+impl BytesDice {
+    fn new(data: &[u8]) -> BytesDice {
+        BytesDice(data.iter().fold(0x9e37_79b9_7f4a_7c15, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        }))
+    }
+}
+
+impl bg_engine::game::DiceSource for BytesDice {
+    fn die(&mut self) -> u8 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % 6) as u8 + 1
+    }
+}
+
+/// A match record as `bgctl verify` reads it (from a file or the
+/// server): its variant and options, and its dice checked, with and
+/// without a commitment and seeds the user knows.
+pub fn record(data: &[u8]) {
+    use bg_fair_dice::record::{Known, record, variant_of};
+    let text = text(data);
+    let _ = variant_of(&text);
+    let _ = record(&text, &Known::default());
+    let known = Known {
+        commitment: Some("0".repeat(64)),
+        white_seed: Some(String::new()),
+        black_seed: Some("b".into()),
+        opening: Some("throw_again"),
+    };
+    let _ = record(&text, &known);
+}
+
+/// The server's port (every route, gRPC, gRPC-Web and the pages) given
+/// a request as text: `METHOD PATH` on the first line, `name: value`
+/// headers, a blank line, the body; `{game}` in the path or body stands
+/// for a game the port holds. Whatever comes, no answer is a 5xx, and
+/// no gRPC answer is INTERNAL or UNKNOWN. The plugins are those in
+/// [`PLUGIN_DIR_VAR`]'s folder, if it names one.
+pub fn http(data: &[u8]) {
+    static PORT: std::sync::LazyLock<(bg_server::fuzzing::Port, tempfile::TempDir)> =
+        std::sync::LazyLock::new(|| {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let plugins = std::env::var_os(PLUGIN_DIR_VAR)
+                .filter(|dir| !dir.is_empty())
+                .map(std::path::PathBuf::from);
+            let port = bg_server::fuzzing::Port::open(dir.path(), plugins.into_iter().collect())
+                .expect("the port opens");
+            (port, dir)
+        });
+    http_on(&PORT.0, data);
+}
+
+/// The [`http`] target's body on `port`.
+pub fn http_on(port: &bg_server::fuzzing::Port, data: &[u8]) {
+    let Some(request) = http_request(data, port.games.first().map_or("", String::as_str)) else {
+        return;
+    };
+    let what = format!("{} {}", request.method(), request.uri());
+    let answer = port.send(request);
+    assert!(answer.status < 500, "{what}: {answer:?}");
+    // 13 INTERNAL, 2 UNKNOWN: a fault of ours, never the caller's.
+    assert!(
+        !matches!(answer.grpc_status, Some(13 | 2)),
+        "{what}: {answer:?}"
+    );
+}
+
+/// The variable naming the plugin folder the [`http`] target loads.
+pub const PLUGIN_DIR_VAR: &str = "BG_FUZZ_PLUGIN_DIR";
+
+/// The request the bytes write, if they write one HTTP can carry.
+fn http_request(data: &[u8], game: &str) -> Option<bg_server::fuzzing::http::Request<HttpBody>> {
+    let split = data
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map_or((data, &[][..]), |at| (&data[..at], &data[at + 2..]));
+    let (head, body) = split;
+    let head = String::from_utf8_lossy(head).replace("{game}", game);
+    let mut lines = head.lines();
+    let (method, path) = lines.next()?.split_once(' ')?;
+    let mut request = bg_server::fuzzing::http::Request::builder()
+        .method(method)
+        .uri(path);
+    let mut frame = false;
+    for line in lines {
+        let (name, value) = line.split_once(':')?;
+        if name.trim() == FRAME_HEADER {
+            frame = true;
+            continue;
+        }
+        request = request.header(name.trim(), value.trim());
+    }
+    let mut body = if body.windows(6).any(|w| w == b"{game}") {
+        String::from_utf8_lossy(body)
+            .replace("{game}", game)
+            .into_bytes()
+    } else {
+        body.to_vec()
+    };
+    if frame {
+        // A gRPC message's frame: not compressed, its length, the message.
+        let length = u32::try_from(body.len()).ok()?.to_be_bytes();
+        body = [&[0][..], &length, &body].concat();
+    }
+    request.body(HttpBody::from(body)).ok()
+}
+
+/// A header line the [`http`] target takes out: the body is one gRPC
+/// message, to be framed (its length written once `{game}` is replaced).
+pub const FRAME_HEADER: &str = "x-fuzz-frame";

@@ -73,3 +73,57 @@ fn the_rust_and_the_c_standard_rules_agree_on_every_differential_input() {
         both.check(&bytes);
     }
 }
+
+/// The `http` target's inputs against a port holding a standard game (the
+/// fuzz target's plugins come from BG_FUZZ_PLUGIN_DIR): the seeds reach
+/// what they name, the board, the game over gRPC-Web, the operator's list.
+#[test]
+fn the_http_inputs_reach_a_game_through_every_door_of_the_port() {
+    use bg_server::fuzzing::{Body, OPERATOR_TOKEN, Port, http::Request};
+    let plugins = bg_tests::plugin_dir(&[("bg_standard", "libbg_standard.so")]);
+    let dir = tempfile::tempdir().unwrap();
+    let port = Port::open(dir.path(), vec![plugins.path().to_path_buf()]).unwrap();
+    let game = port.games[0].clone();
+    let mut ran = 0;
+    for kind in ["corpus", "regressions"] {
+        for entry in std::fs::read_dir(folder(kind, "http")).unwrap() {
+            bg_fuzz_bodies::http_on(&port, &std::fs::read(entry.unwrap().path()).unwrap());
+            ran += 1;
+        }
+    }
+    assert!(ran > 10);
+    let get = |uri: String| Request::get(uri).body(Body::empty()).unwrap();
+    let board = port.send(get(format!("/games/{game}/board.svg?version=1")));
+    assert_eq!(board.status, 200, "{board:?}");
+    assert!(board.body.contains("<svg"), "{board:?}");
+    let seed = std::fs::read(folder("corpus", "http").join("get-game")).unwrap();
+    let grpc_web = |seed: &[u8], token: Option<&str>| {
+        let at = seed.windows(2).position(|w| w == b"\n\n").unwrap();
+        let message = String::from_utf8_lossy(&seed[at + 2..]).replace("{game}", &game);
+        let mut body = vec![0];
+        body.extend_from_slice(&(message.len() as u32).to_be_bytes());
+        body.extend_from_slice(message.as_bytes());
+        let head = String::from_utf8_lossy(&seed[..at]).into_owned();
+        let path = head.lines().next().unwrap().split_once(' ').unwrap().1;
+        let mut request = Request::post(path)
+            .header("content-type", "application/grpc-web+proto")
+            .header("x-grpc-web", "1");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        port.send(request.body(Body::from(body)).unwrap())
+    };
+    let read = grpc_web(&seed, None);
+    assert_eq!(read.grpc_status, Some(0), "{read:?}");
+    assert!(read.body.contains(&game), "{read:?}");
+    let list = std::fs::read(folder("corpus", "http").join("list-matches")).unwrap();
+    let listed = grpc_web(&list, Some(OPERATOR_TOKEN));
+    assert_eq!(listed.grpc_status, Some(0), "{listed:?}");
+    assert!(listed.body.contains(&game), "{listed:?}");
+    let refused = grpc_web(&list, Some("a seat token"));
+    assert_eq!(
+        refused.grpc_status,
+        Some(7),
+        "PERMISSION_DENIED: {refused:?}"
+    );
+}

@@ -15,6 +15,7 @@ pub mod data_dir;
 pub mod error;
 pub mod fields;
 pub mod fleet;
+pub mod fuzzing;
 pub mod games;
 pub mod metrics;
 pub mod rate_limit;
@@ -163,35 +164,13 @@ async fn serve<S: GameStore>(
     // deflate, zstd);
     // answers go uncompressed: they are small, and compressing costs more
     // time than it saves on the wire.
-    let web_games = games.clone();
-    let game_service = GameServiceServer::new(
-        service::Service::new(games, config.limits.new_games)
-            .with_operator_token(config.operator_token.clone()),
-    )
-    .max_decoding_message_size(MAX_MESSAGE_BYTES)
-    .accept_compressed(CompressionEncoding::Gzip)
-    .accept_compressed(CompressionEncoding::Deflate)
-    .accept_compressed(CompressionEncoding::Zstd);
-    // Reflection in both versions: grpcurl before 1.8.8, evans and older
-    // Postman only ask v1alpha.
-    let reflection_v1 = reflection()
-        .build_v1()
-        .context("building the reflection service")?;
-    let reflection_v1alpha = reflection()
-        .build_v1alpha()
-        .context("building the reflection service")?;
-
-    // The API's services, and beside them what browsers GET (web.rs).
-    let routes = tonic::service::Routes::new(health_service)
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        .add_service(game_service)
-        .into_axum_router()
-        // gRPC-Web for the API alone: the layer refuses any other
-        // HTTP/1.1 request, which the pages' GETs are.
-        .layer(tonic_web::GrpcWebLayer::new())
-        .merge(web::routes(web_games, config.web_client));
-    let routes = tonic::service::Routes::from(routes);
+    let routes = tonic::service::Routes::from(routes(
+        tonic::service::Routes::new(health_service),
+        games,
+        config.limits.new_games,
+        config.operator_token.clone(),
+        config.web_client,
+    )?);
 
     let mut builder = Server::builder();
     match (tls, &config.tls) {
@@ -269,6 +248,46 @@ async fn serve<S: GameStore>(
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// What the port answers, beside `health`: reflection, the API (gRPC and
+/// gRPC-Web) and what browsers GET (web.rs, the web client's files when
+/// `web_client`).
+fn routes<S: GameStore>(
+    health: tonic::service::Routes,
+    games: Arc<games::Games<S>>,
+    new_games: Option<rate_limit::Rate>,
+    operator_token: Option<String>,
+    web_client: bool,
+) -> anyhow::Result<axum::Router> {
+    let web_games = games.clone();
+    let game_service = GameServiceServer::new(
+        service::Service::new(games, new_games).with_operator_token(operator_token),
+    )
+    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+    .accept_compressed(CompressionEncoding::Gzip)
+    .accept_compressed(CompressionEncoding::Deflate)
+    .accept_compressed(CompressionEncoding::Zstd);
+    // Reflection in both versions: grpcurl before 1.8.8, evans and older
+    // Postman only ask v1alpha.
+    let reflection_v1 = reflection()
+        .build_v1()
+        .context("building the reflection service")?;
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
+        .context("building the reflection service")?;
+
+    // The API's services, and beside them what browsers GET (web.rs).
+    let routes = health
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(game_service)
+        .into_axum_router()
+        // gRPC-Web for the API alone: the layer refuses any other
+        // HTTP/1.1 request, which the pages' GETs are.
+        .layer(tonic_web::GrpcWebLayer::new())
+        .merge(web::routes(web_games, web_client));
+    Ok(routes)
 }
 
 /// The reflection service's builder, with every service the server runs.

@@ -49,6 +49,26 @@ pub mod fuzzing {
             let _ = read.api_events();
         }
     }
+
+    pub use super::new_game::Read;
+
+    /// A NewGame request as NewGame reads it for standard backgammon (15
+    /// checkers a side, opposed) with a computer player of every level:
+    /// every field checked, or a clear error.
+    pub fn new_game_request(
+        request: &bg_api::v1::NewGameRequest,
+    ) -> Result<Read, crate::error::ApiError> {
+        let levels: Vec<String> = bg_bot::level::LEVELS
+            .iter()
+            .map(|l| l.name.to_string())
+            .collect();
+        super::new_game::read(
+            request,
+            bg_engine::CHECKERS,
+            bg_engine::Geometry::Opposed,
+            &levels,
+        )
+    }
 }
 
 use std::collections::HashMap;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use bg_api::v1 as pb;
 use bg_engine::clock::Clock;
 use bg_engine::game::{CommandError, Cube, Match, MatchSettings, Resume, RulesErrorKind};
-use bg_engine::{Board, Seat, match_id, position_id, xgid};
+use bg_engine::{Board, Geometry, Seat, match_id, position_id, xgid};
 use bg_fair_dice::{FairDice, SeatSeeds};
 use bg_plugin_host::VariantRules;
 use bg_store::{Answer, GameRecord, GameStore, NEW_GAME_SCOPE, RequestRecord, StoreError};
@@ -75,30 +75,26 @@ impl<S: GameStore> Games<S> {
                 ),
             )
         })?;
-        let labels = crate::fleet::labels::checked_labels(&request.labels)?;
-        let players = crate::fleet::labels::checked_players(request.players.as_ref())?;
-        let mut settings = convert::from_api::settings(request.settings.as_ref())?;
-        let options: BTreeMap<String, String> = request
-            .options
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let Read {
+            labels,
+            players,
+            settings,
+            options,
+            start,
+            taken_up,
+            fair,
+            clock,
+        } = read(
+            request,
+            plugin.checkers(),
+            plugin.geometry(),
+            &self.nets.levels(&plugin),
+        )?;
         let mut rules = VariantRules::new(plugin.clone(), options.clone());
-        rules.start = request
-            .start_board
-            .as_ref()
-            .map(|board| {
-                convert::from_api::start_board(board, plugin.checkers(), plugin.geometry())
-            })
-            .transpose()?;
-        settings.bots = convert::from_api::bots(&request.bots, &self.nets.levels(&plugin))?;
+        rules.start = start;
         let net = (!settings.bots.is_empty())
             .then(|| self.nets.of(&plugin))
             .flatten();
-        let taken_up = taken_up(request, &mut settings)?;
-        let fair = verifiable_dice(request)?;
-        let clock = convert::from_api::clock_settings(request.settings.as_ref())?
-            .map(|clock| Clock::new(clock, settings.match_length));
         // The variant's work, off the runtime (see `guard`).
         let work = {
             let (rules, taken_up) = (rules.clone(), taken_up);
@@ -265,6 +261,63 @@ impl<S: GameStore> Games<S> {
         *slot.live.lock().await = Some(live);
         Ok(response)
     }
+}
+
+/// What NewGame reads from its request, every field checked, before the
+/// store or the variant is asked.
+pub struct Read {
+    pub labels: BTreeMap<String, String>,
+    /// White's and black's player ids.
+    pub players: [String; 2],
+    /// With the computer's seats.
+    pub settings: MatchSettings,
+    /// The variant's options, as given (the variant checks them).
+    pub options: BTreeMap<String, String>,
+    /// The board every game starts from (`start_board`).
+    pub start: Option<Board>,
+    /// The match taken up from an XGID or a gnubg ID.
+    pub taken_up: Option<(Board, Resume)>,
+    pub fair: Option<FairDice>,
+    pub clock: Option<Clock>,
+}
+
+/// A NewGame request read for a variant of `checkers` checkers a side on
+/// a `geometry` board, whose computer player has `levels`: a clear error
+/// naming the first field refused.
+pub fn read(
+    request: &pb::NewGameRequest,
+    checkers: u8,
+    geometry: Geometry,
+    levels: &[String],
+) -> Result<Read, ApiError> {
+    let labels = crate::fleet::labels::checked_labels(&request.labels)?;
+    let players = crate::fleet::labels::checked_players(request.players.as_ref())?;
+    let mut settings = convert::from_api::settings(request.settings.as_ref())?;
+    let options = request
+        .options
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let start = request
+        .start_board
+        .as_ref()
+        .map(|board| convert::from_api::start_board(board, checkers, geometry))
+        .transpose()?;
+    settings.bots = convert::from_api::bots(&request.bots, levels)?;
+    let taken_up = taken_up(request, &mut settings)?;
+    let fair = verifiable_dice(request)?;
+    let clock = convert::from_api::clock_settings(request.settings.as_ref())?
+        .map(|clock| Clock::new(clock, settings.match_length));
+    Ok(Read {
+        labels,
+        players,
+        settings,
+        options,
+        start,
+        taken_up,
+        fair,
+        clock,
+    })
 }
 
 /// The match's verifiable dice, with a new server seed and the seats'

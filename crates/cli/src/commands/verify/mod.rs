@@ -1,8 +1,6 @@
 //! `bgctl verify`: a finished match's verifiable dice checked, its record
 //! read from the server or from a file (offline); what was checked is
-//! said, a mismatch is an error. [`record`] checks a record.
-
-mod record;
+//! said, a mismatch is an error. `bg_fair_dice::record` checks a record.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +11,7 @@ use bg_plugin_host::PluginHost;
 use super::{Context, Online};
 use crate::connection::explain;
 use crate::tokens::Tokens;
-use record::Known;
+use bg_fair_dice::record::{self, Known};
 
 /// What `bgctl verify` takes.
 #[derive(clap::Args)]

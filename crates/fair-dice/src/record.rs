@@ -1,12 +1,13 @@
-//! `bgctl verify`'s check of a JSON match record (docs/fair-dice.md).
-//! The scheme is `bg-fair-dice`'s;
-//! this module reads the record and says what it found. A record written
+//! The check of a finished match's JSON record (`bgctl export --format
+//! json`, docs/fair-dice.md), as `bgctl verify` runs it: this module
+//! reads the record, checks its dice by the scheme, and says what it
+//! found. A record written
 //! to cover dice chosen afterwards, thrown unseen, or derived without a
 //! seat's seed does not check out, given the commitment the user saw when
 //! the match was created (`--commitment`, or the one `bgctl new` saved).
 
+use crate::{Seat, SeatSeeds};
 use anyhow::{Context, Result, bail};
-use bg_fair_dice::{Seat, SeatSeeds};
 use serde_json::Value;
 
 /// What the user knows of the match without the record (the record is the
@@ -68,10 +69,10 @@ pub fn record(text: &str, known: &Known) -> Result<Verified> {
             .with_context(|| format!("the record's verifiable_dice has no {name}"))
     };
     let scheme = text_of("scheme")?;
-    if scheme != bg_fair_dice::SCHEME {
+    if scheme != crate::SCHEME {
         bail!(
             "unknown dice scheme {scheme:?} (this bgctl checks {})",
-            bg_fair_dice::SCHEME
+            crate::SCHEME
         );
     }
     let recorded_commitment = text_of("commitment")?;
@@ -160,7 +161,7 @@ pub fn record(text: &str, known: &Known) -> Result<Verified> {
             dice.len()
         );
     }
-    bg_fair_dice::verify(recorded_commitment, server_seed, &seeds, &dice)?;
+    crate::verify(recorded_commitment, server_seed, &seeds, &dice)?;
     Ok(Verified {
         game_id,
         variant: record
@@ -318,7 +319,7 @@ fn shown_throws(events: &[Value], opening: Opening) -> Vec<(Shown, [u8; 2], &str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bg_fair_dice::{FairDice, ServerSeed};
+    use crate::{FairDice, ServerSeed};
     use serde_json::json;
 
     fn roll(d: &[u8]) -> Value {
@@ -340,7 +341,7 @@ mod tests {
         json!({
             "game_id": "g",
             "verifiable_dice": {
-                "scheme": bg_fair_dice::SCHEME,
+                "scheme": crate::SCHEME,
                 "opening": opening,
                 "commitment": fair.server.commitment(),
                 "white_seed": "w", "white_seed_from": 0,
