@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use bg_bot::duel::{DuelResult, duel};
 use bg_bot::net::Net;
-use bg_bot::player::{HeuristicPlayer, NetPlayer, NoisyPlayer, OnePlyPlayer, Player, RandomPlayer};
-use bg_bot::td::Trainer;
+use bg_bot::player::{HeuristicPlayer, Player, RandomPlayer, SearchPlayer};
+use bg_bot_train::duel::{DuelResult, duel};
+use bg_bot_train::td::Trainer;
+use bg_engine::game::RulesError;
 use bg_variant_api::Variant;
 use clap::{Parser, Subcommand, ValueEnum};
 use rand::SeedableRng;
@@ -287,15 +288,7 @@ fn decisions<V: Variant>(variant: &V, net: &Net, checkers: u8, record: Record) -
     } = record;
     let mut rng = StdRng::seed_from_u64(seed);
     let mut other = opponent(against, net, checkers, seed);
-    let mut bot: Box<dyn Player<V>> = match record.plies {
-        0 => Box::new(NetPlayer { net, checkers }),
-        _ => Box::new(OnePlyPlayer {
-            net,
-            checkers,
-            variant,
-            keep: 8,
-        }),
-    };
+    let mut bot: Box<dyn Player<V>> = Box::new(SearchPlayer::<V>::new(net, checkers, record.plies));
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for game in 0..games {
         let (mut bot_side, mut other_side) = (
@@ -313,7 +306,7 @@ fn decisions<V: Variant>(variant: &V, net: &Net, checkers: u8, record: Record) -
         } else {
             [&mut other_side, &mut bot_side]
         };
-        bg_bot::duel::play_game(variant, &mut rng, players, &mut |_, _| {})?;
+        bg_bot_train::duel::play_game(variant, &mut rng, players, &mut |_, _| {})?;
         let lines = bot_side.lines.or(other_side.lines).unwrap_or_default();
         for line in lines {
             writeln!(out, "{line}")?;
@@ -337,9 +330,9 @@ impl<V: Variant> Player<V> for Recording<'_, V> {
         seat: bg_engine::Seat,
         dice: bg_engine::Dice,
         plays: &[bg_engine::LegalPlay],
-    ) -> usize {
+    ) -> Result<usize, RulesError> {
         use bg_engine::position_id::encode;
-        let chosen = self.player.choose(variant, state, seat, dice, plays);
+        let chosen = self.player.choose(variant, state, seat, dice, plays)?;
         if let Some(lines) = &mut self.lines {
             let mut results: Vec<String> =
                 plays.iter().map(|lp| encode(&lp.result, seat)).collect();
@@ -353,7 +346,7 @@ impl<V: Variant> Player<V> for Recording<'_, V> {
                 results.join(" ")
             ));
         }
-        chosen
+        Ok(chosen)
     }
 
     fn decide(
@@ -363,7 +356,7 @@ impl<V: Variant> Player<V> for Recording<'_, V> {
         seat: bg_engine::Seat,
         dice: bg_engine::Dice,
         decision: &bg_variant_api::Decision,
-    ) -> usize {
+    ) -> Result<usize, RulesError> {
         self.player.decide(variant, state, seat, dice, decision)
     }
 }
@@ -418,25 +411,12 @@ fn measure_at<V: Variant>(
     seed: u64,
 ) -> Result<DuelResult> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut player: Box<dyn Player<V>> = match search {
-        Search {
-            noise: Some(noise), ..
-        } => Box::new(NoisyPlayer {
-            net,
-            checkers,
-            noise,
-            rng: StdRng::seed_from_u64(seed ^ 0x401e),
-        }),
-        Search { plies: 0, .. } => Box::new(NetPlayer { net, checkers }),
-        _ => Box::new(OnePlyPlayer {
-            net,
-            checkers,
-            variant,
-            keep: 8,
-        }),
-    };
+    let mut player = SearchPlayer::<V>::new(net, checkers, search.plies).with_noise(
+        search.noise.unwrap_or(0.0),
+        StdRng::seed_from_u64(seed ^ 0x401e),
+    );
     let mut other = opponent(against, net, checkers, seed);
-    duel(variant, player.as_mut(), other.as_mut(), games, &mut rng)
+    duel(variant, &mut player, other.as_mut(), games, &mut rng)
 }
 
 /// The player `against` names.
@@ -449,7 +429,7 @@ fn opponent<'a, V: Variant>(
     match against {
         Against::Random => Box::new(RandomPlayer(StdRng::seed_from_u64(seed ^ 0x5eed))),
         Against::Heuristic => Box::new(HeuristicPlayer),
-        Against::Net => Box::new(NetPlayer { net, checkers }),
+        Against::Net => Box::new(SearchPlayer::<V>::new(net, checkers, 0)),
     }
 }
 
@@ -484,14 +464,8 @@ fn train<V: Variant>(
             let heuristic = measure(variant, &trainer.net, checkers, Against::Heuristic, 500, 7)?;
             let against_previous = match &previous {
                 Some(before) => {
-                    let mut now = NetPlayer {
-                        net: &trainer.net,
-                        checkers,
-                    };
-                    let mut then = NetPlayer {
-                        net: before,
-                        checkers,
-                    };
+                    let mut now = SearchPlayer::<V>::new(&trainer.net, checkers, 0);
+                    let mut then = SearchPlayer::<V>::new(before, checkers, 0);
                     let mut rng = StdRng::seed_from_u64(7);
                     let result = duel(variant, &mut now, &mut then, 500, &mut rng)?;
                     format!(" vs_previous={result}")
@@ -556,39 +530,10 @@ fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
         sink += net.outputs(&inputs)[0];
     }
     let per_eval = started.elapsed().as_nanos() as f64 / results.len() as f64;
-    let zero = NetPlayer {
-        net: &net,
-        checkers: 15,
-    };
-    let started = Instant::now();
-    for (_, _, plays) in &positions {
-        sink += zero.best(Seat::White, plays).1;
-    }
-    let per_zero = started.elapsed().as_secs_f64() * 1e6 / positions.len() as f64;
-    let mut one = OnePlyPlayer {
-        net: &net,
-        checkers: 15,
-        variant: &bg_standard_rules::Standard,
-        keep: 8,
-    };
-    let some = &positions[..one_ply.min(positions.len())];
-    let standard = bg_standard_rules::Standard;
-    let states = some
-        .iter()
-        .map(|(board, _, _)| {
-            Ok(standard
-                .setup_position(board, &bg_variant_api::Options::new())?
-                .state)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let started = Instant::now();
-    for ((_, dice, plays), state) in some.iter().zip(&states) {
-        sink += one.choose(&standard, state, Seat::White, *dice, plays) as f32;
-    }
-    let per_one = started.elapsed().as_secs_f64() * 1e6 / some.len().max(1) as f64;
-    // The same choices by the service's own search (`search::rank`, what
-    // a bot seat and `Hint` run), the rules in process as the engine's
+    // The service's own search (`search::rank`, what a bot seat, `Hint`
+    // and the duels' players run), the rules in process as the engine's
     // `Rules`: the state as bytes, decoded at each call.
+    let some = &positions[..one_ply.min(positions.len())];
     let rules = bg_variant_api::in_process::InProcess::new(bg_standard_rules::Standard);
     let eval = bg_bot::search::Evaluator {
         net: &net,
@@ -610,8 +555,8 @@ fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
             }
             Ok(started.elapsed().as_secs_f64() * 1e6 / positions.len().max(1) as f64)
         };
-    let per_zero_service = service(&positions, 0)?;
-    let per_one_service = service(some, 1)?;
+    let per_zero = service(&positions, 0)?;
+    let per_one = service(some, 1)?;
     // A cube decision at 0-ply: the position before the roll valued by
     // the net, then the match model (a 7-point match at 3-away 4-away,
     // the cube centred), and the model alone on those values.
@@ -640,7 +585,7 @@ fn bench(corpus: &std::path::Path, one_ply: usize) -> Result<()> {
     let per_model = started.elapsed().as_nanos() as f64 / positions.len() as f64;
     std::hint::black_box(sink);
     println!(
-        "positions={} results={} ns_per_evaluation={per_eval:.0} us_per_0ply={per_zero:.1} us_per_1ply={per_one:.0} (1-ply over {} positions) service_us_per_0ply={per_zero_service:.1} service_us_per_1ply={per_one_service:.0} us_per_cube_0ply={per_cube:.1} ns_per_cube_model={per_model:.0}",
+        "positions={} results={} ns_per_evaluation={per_eval:.0} us_per_0ply={per_zero:.1} us_per_1ply={per_one:.0} (1-ply over {} positions) us_per_cube_0ply={per_cube:.1} ns_per_cube_model={per_model:.0}",
         positions.len(),
         results.len(),
         some.len()

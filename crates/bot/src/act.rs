@@ -4,8 +4,10 @@
 //! It is given no dice source, so it cannot know a die before it is
 //! thrown.
 
-use bg_engine::game::{Command, Match, Phase, Rules, RulesError, RulesErrorKind, Transition};
-use bg_engine::{Board, Seat};
+use bg_engine::game::{
+    Command, Decision, Match, Phase, Rules, RulesError, RulesErrorKind, Transition,
+};
+use bg_engine::{Board, Dice, LegalPlay, Seat};
 use rand::Rng;
 
 use crate::cube::{CubeAction, CubeEquities};
@@ -108,8 +110,7 @@ impl Bot<'_> {
         })
     }
 
-    /// The answer to the pending decision: the choice worth most at 0-ply
-    /// ([`choices`]), with the level's noise.
+    /// The answer to the pending decision ([`choose_choice`]).
     fn decide<R: Rules + ?Sized>(
         &self,
         m: &Match,
@@ -121,31 +122,21 @@ impl Bot<'_> {
             kind: RulesErrorKind::InvalidInput,
             message: "no decision is pending".into(),
         })?;
-        let values = choices(
+        let index = choose_choice(
             rules,
             self.eval,
-            &m.variant_state,
-            seat,
-            m.dice,
+            self.level,
+            (&m.variant_state, seat, m.dice),
             decision,
             m.decision_after_play,
+            rng,
         )?;
-        let chosen = values
-            .iter()
-            .map(|v| v.equity + self.level.noise * normal(rng))
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .and_then(|(i, _)| decision.choices.get(i))
-            .ok_or_else(|| RulesError {
-                kind: RulesErrorKind::VariantFault,
-                message: "a decision without choices".into(),
-            })?;
         Ok(Command::Decide {
-            choice: chosen.clone(),
+            choice: decision.choices[index].clone(),
         })
     }
 
-    /// The play: the best at the level's search, with its noise.
+    /// The play ([`choose_play`]).
     fn play<R: Rules + ?Sized>(
         &self,
         m: &Match,
@@ -158,32 +149,73 @@ impl Bot<'_> {
             message: "no dice to move with".into(),
         })?;
         let plays = rules.legal_plays(&m.variant_state, seat, dice)?;
-        let ranked = rank(
+        let index = choose_play(
             rules,
             self.eval,
-            &m.variant_state,
-            seat,
-            dice,
+            self.level,
+            (&m.variant_state, seat, dice),
             &plays,
-            self.level.plies,
+            rng,
         )?;
-        let chosen = if self.level.noise > 0.0 {
-            ranked
-                .iter()
-                .map(|r| (r.index, r.value.equity + self.level.noise * normal(rng)))
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(index, _)| index)
-        } else {
-            ranked.first().map(|r| r.index)
-        };
-        let index = chosen.ok_or_else(|| RulesError {
-            kind: RulesErrorKind::VariantFault,
-            message: "no legal play, not even the empty one".into(),
-        })?;
         Ok(Command::Move {
             play: plays[index].play,
         })
     }
+}
+
+/// The computer's play: the index in `plays` (the legal plays of `seat`
+/// with `dice` in `state`) of the best at the `level`'s search
+/// ([`rank`]), each value with the level's noise. What the bot seat plays,
+/// and the duels' and the trainer's players (`player::SearchPlayer`).
+pub fn choose_play<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    level: Level,
+    (state, seat, dice): (&[u8], Seat, Dice),
+    plays: &[LegalPlay],
+    rng: &mut impl Rng,
+) -> Result<usize, RulesError> {
+    let ranked = rank(rules, eval, state, seat, dice, plays, level.plies)?;
+    let chosen = if level.noise > 0.0 {
+        ranked
+            .iter()
+            .map(|r| (r.index, r.value.equity + level.noise * normal(rng)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(index, _)| index)
+    } else {
+        ranked.first().map(|r| r.index)
+    };
+    chosen.ok_or_else(|| RulesError {
+        kind: RulesErrorKind::VariantFault,
+        message: "no legal play, not even the empty one".into(),
+    })
+}
+
+/// The computer's answer to `decision`, asked of `seat` in `state` (its
+/// roll `dice`, if thrown; `after_play` when the decision follows its
+/// play): the index of the choice worth most at 0-ply ([`choices`]), with
+/// the `level`'s noise.
+pub fn choose_choice<R: Rules + ?Sized>(
+    rules: &R,
+    eval: Evaluator,
+    level: Level,
+    (state, seat, dice): (&[u8], Seat, Option<Dice>),
+    decision: &Decision,
+    after_play: bool,
+    rng: &mut impl Rng,
+) -> Result<usize, RulesError> {
+    let values = choices(rules, eval, state, seat, dice, decision, after_play)?;
+    values
+        .iter()
+        .map(|v| v.equity + level.noise * normal(rng))
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+        .filter(|&i| i < decision.choices.len())
+        .ok_or_else(|| RulesError {
+            kind: RulesErrorKind::VariantFault,
+            message: "a decision without choices".into(),
+        })
 }
 
 /// A normal draw of standard deviation 1 (Box-Muller).

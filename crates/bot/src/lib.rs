@@ -1,11 +1,14 @@
 //! A computer player for the variants on the standard board: a small
-//! neural net that evaluates a position, as TD-Gammon did, trained here
-//! by self-play with temporal-difference learning; the search above it
-//! (0-ply and 1-ply, the cube); and the players it is measured against
-//! (random, and a one-ply heuristic that knows the basic strategy). In a
-//! variant scored during play (tric-trac) the net also reads the
-//! scoreboard, and a play is valued by the state it leads to
-//! ([`scored`]).
+//! neural net that evaluates a position, as TD-Gammon did (trained by
+//! self-play with temporal-difference learning, in `bg-bot-train`); the
+//! search above it (0-ply and 1-ply, [`search`]), the cube ([`cube`]) and
+//! the player of a seat ([`act`]); and the players of duels ([`player`]):
+//! the same search as the service's seat, and the random and one-ply
+//! heuristic players it is measured against. One pipeline: the bot seat,
+//! `Hint`, `AnalyzeMatch`, the duels and the trainer all choose through
+//! [`act::choose_play`] and [`search::rank`]. In a variant scored during
+//! play (tric-trac) the net also reads the scoreboard, and a play is
+//! valued by the state it leads to.
 //!
 //! Why TD(0) self-play rather than rollout-supervised training (wildbg's
 //! way): it needs nothing but the rules, it learns the variant's own win
@@ -21,7 +24,6 @@
 pub mod act;
 pub mod cube;
 pub mod cube_examples;
-pub mod duel;
 pub mod encode;
 pub mod level;
 pub mod met;
@@ -29,7 +31,6 @@ pub mod net;
 pub mod player;
 pub mod scored;
 pub mod search;
-pub mod td;
 
 pub use net::Net;
 

@@ -1,14 +1,23 @@
-//! Players: each picks one of the legal plays of a position, and answers
-//! a variant's decisions (tric-trac's stay or go).
+//! Players for duels and training: each picks one of the legal plays of
+//! a position, and answers a variant's decisions (tric-trac's stay or
+//! go). The net's player is the service's computer player itself
+//! ([`SearchPlayer`]: [`act::choose_play`] over the variant played as
+//! the engine's `Rules`), so that a duel measures the code the bot seat,
+//! `Hint` and `AnalyzeMatch` run; beside it, the players it is measured
+//! against.
 
+use bg_engine::game::RulesError;
 use bg_engine::{BAR, Board, Dice, Geometry, LegalPlay, OFF, Seat};
+use bg_variant_api::in_process::InProcess;
 use bg_variant_api::{Decision, Variant};
-use rand::Rng;
 use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
-use crate::encode::{INPUTS, encode};
-use crate::net::{Net, equity};
+use crate::act;
+use crate::level::Level;
+use crate::net::Net;
 use crate::scored;
+use crate::search::Evaluator;
 
 /// Picks a play, and answers decisions.
 pub trait Player<V: Variant> {
@@ -21,7 +30,7 @@ pub trait Player<V: Variant> {
         seat: Seat,
         dice: Dice,
         plays: &[LegalPlay],
-    ) -> usize;
+    ) -> Result<usize, RulesError>;
 
     /// The index of `seat`'s answer among `decision`'s choices, its roll
     /// being `dice`. The first choice unless the player knows better.
@@ -32,50 +41,80 @@ pub trait Player<V: Variant> {
         seat: Seat,
         dice: Dice,
         decision: &Decision,
-    ) -> usize {
+    ) -> Result<usize, RulesError> {
         let _ = (variant, state, seat, dice, decision);
-        0
+        Ok(0)
     }
 }
 
-/// The net's player at 0-ply: the play whose result the net values most
-/// for the side that makes it.
-pub struct NetPlayer<'a> {
-    pub net: &'a Net,
-    /// The variant's checkers a side.
-    pub checkers: u8,
+/// The service's computer player: `V` with its default options played
+/// through the engine's [`Rules`](bg_engine::game::Rules) in process (the state as the bytes a
+/// plugin keeps), each play chosen by [`act::choose_play`] and each
+/// decision by [`act::choose_choice`] at the `level`'s search and noise,
+/// as the bot seat chooses them.
+pub struct SearchPlayer<'a, V: Variant> {
+    rules: InProcess<V>,
+    pub eval: Evaluator<'a>,
+    pub level: Level,
+    /// The noise's draws.
+    pub rng: StdRng,
 }
 
-impl NetPlayer<'_> {
-    /// The play with the highest equity, and that equity.
-    pub fn best(&self, seat: Seat, plays: &[LegalPlay]) -> (usize, f32) {
-        let mut inputs = [0.0; INPUTS];
-        let mut best = (0, f32::NEG_INFINITY);
-        for (i, lp) in plays.iter().enumerate() {
-            encode(&lp.result, seat, self.checkers, &mut inputs);
-            let e = equity(&self.net.outputs(&inputs));
-            if e > best.1 {
-                best = (i, e);
-            }
+impl<'a, V: Variant> SearchPlayer<'a, V> {
+    /// The net's player at `plies` (0 or 1), without noise.
+    pub fn new(net: &'a Net, checkers: u8, plies: u8) -> SearchPlayer<'a, V> {
+        SearchPlayer {
+            rules: InProcess::new(V::default()),
+            eval: Evaluator { net, checkers },
+            level: Level {
+                name: "",
+                plies,
+                noise: 0.0,
+            },
+            rng: StdRng::seed_from_u64(0),
         }
-        best
+    }
+
+    /// The same with `noise` (in equity) on each value, drawn from `rng`:
+    /// GNU Backgammon's way of making weaker levels.
+    pub fn with_noise(mut self, noise: f32, rng: StdRng) -> SearchPlayer<'a, V> {
+        self.level.noise = noise;
+        self.rng = rng;
+        self
+    }
+
+    /// The player of a level of the service's ([`crate::level::LEVELS`]).
+    pub fn at(net: &'a Net, checkers: u8, level: Level, rng: StdRng) -> SearchPlayer<'a, V> {
+        SearchPlayer {
+            level,
+            ..SearchPlayer::new(net, checkers, level.plies).with_noise(level.noise, rng)
+        }
+    }
+
+    /// The rules it plays by.
+    pub fn rules(&self) -> &InProcess<V> {
+        &self.rules
     }
 }
 
-impl<V: Variant> Player<V> for NetPlayer<'_> {
+impl<V: Variant> Player<V> for SearchPlayer<'_, V> {
     fn choose(
         &mut self,
         variant: &V,
         state: &V::State,
         seat: Seat,
-        _: Dice,
+        dice: Dice,
         plays: &[LegalPlay],
-    ) -> usize {
-        if scored::scores(variant) {
-            let values = scored::Values::new(self.net, self.checkers, variant);
-            return values.best_play(state, seat, plays).0;
-        }
-        self.best(seat, plays).0
+    ) -> Result<usize, RulesError> {
+        let bytes = variant.encode_state(state);
+        act::choose_play(
+            &self.rules,
+            self.eval,
+            self.level,
+            (&bytes, seat, dice),
+            plays,
+            &mut self.rng,
+        )
     }
 
     fn decide(
@@ -85,9 +124,17 @@ impl<V: Variant> Player<V> for NetPlayer<'_> {
         seat: Seat,
         dice: Dice,
         decision: &Decision,
-    ) -> usize {
-        let values = scored::Values::new(self.net, self.checkers, variant);
-        values.best_choice(state, seat, dice, decision).0
+    ) -> Result<usize, RulesError> {
+        let bytes = variant.encode_state(state);
+        act::choose_choice(
+            &self.rules,
+            self.eval,
+            self.level,
+            (&bytes, seat, Some(dice)),
+            decision,
+            false,
+            &mut self.rng,
+        )
     }
 }
 
@@ -95,12 +142,26 @@ impl<V: Variant> Player<V> for NetPlayer<'_> {
 pub struct RandomPlayer(pub StdRng);
 
 impl<V: Variant> Player<V> for RandomPlayer {
-    fn choose(&mut self, _: &V, _: &V::State, _: Seat, _: Dice, plays: &[LegalPlay]) -> usize {
-        self.0.random_range(0..plays.len())
+    fn choose(
+        &mut self,
+        _: &V,
+        _: &V::State,
+        _: Seat,
+        _: Dice,
+        plays: &[LegalPlay],
+    ) -> Result<usize, RulesError> {
+        Ok(self.0.random_range(0..plays.len()))
     }
 
-    fn decide(&mut self, _: &V, _: &V::State, _: Seat, _: Dice, decision: &Decision) -> usize {
-        self.0.random_range(0..decision.choices.len().max(1))
+    fn decide(
+        &mut self,
+        _: &V,
+        _: &V::State,
+        _: Seat,
+        _: Dice,
+        decision: &Decision,
+    ) -> Result<usize, RulesError> {
+        Ok(self.0.random_range(0..decision.choices.len().max(1)))
     }
 }
 
@@ -183,9 +244,9 @@ impl<V: Variant> Player<V> for HeuristicPlayer {
         seat: Seat,
         _: Dice,
         plays: &[LegalPlay],
-    ) -> usize {
+    ) -> Result<usize, RulesError> {
         if scored::scores(variant) {
-            return scored::best_by_points(variant, state, seat, plays);
+            return Ok(scored::best_by_points(variant, state, seat, plays));
         }
         let geometry = geometry(variant);
         let mut best = (0, f32::NEG_INFINITY);
@@ -195,7 +256,7 @@ impl<V: Variant> Player<V> for HeuristicPlayer {
                 best = (i, s);
             }
         }
-        best.0
+        Ok(best.0)
     }
 
     fn decide(
@@ -205,8 +266,10 @@ impl<V: Variant> Player<V> for HeuristicPlayer {
         seat: Seat,
         dice: Dice,
         decision: &Decision,
-    ) -> usize {
-        scored::choice_by_points(variant, state, seat, dice, decision)
+    ) -> Result<usize, RulesError> {
+        Ok(scored::choice_by_points(
+            variant, state, seat, dice, decision,
+        ))
     }
 }
 
@@ -215,199 +278,5 @@ pub fn geometry<V: Variant>(variant: &V) -> Geometry {
     match bg_variant_api::proto::Geometry::try_from(variant.info().geometry) {
         Ok(bg_variant_api::proto::Geometry::SameWay) => Geometry::SameWay,
         _ => Geometry::Opposed,
-    }
-}
-
-/// The net's player at 1-ply: the `keep` plays the net values most are
-/// valued again as the average, over the other side's 21 rolls, of the
-/// position after its best reply at 0-ply (seen from this side); the
-/// best of those is played. About 21 times the work of 0-ply per play
-/// kept.
-pub struct OnePlyPlayer<'a, V: Variant> {
-    pub net: &'a Net,
-    pub checkers: u8,
-    pub variant: &'a V,
-    pub keep: usize,
-}
-
-impl<V: Variant> OnePlyPlayer<'_, V> {
-    /// The value of `result` for `seat`, who just moved there, looking one
-    /// roll ahead (`None` if the variant cannot set the position up).
-    fn look_ahead(&self, result: &Board, seat: Seat, replies: &mut Vec<LegalPlay>) -> Option<f32> {
-        let state = self
-            .variant
-            .setup_position(result, &bg_variant_api::Options::new())
-            .ok()?
-            .state;
-        let reply_player = NetPlayer {
-            net: self.net,
-            checkers: self.checkers,
-        };
-        let mut total = 0.0;
-        for d1 in 1..=6u8 {
-            for d2 in d1..=6u8 {
-                let weight = if d1 == d2 { 1.0 } else { 2.0 };
-                let dice = bg_engine::Dice::new(d1, d2).ok()?;
-                self.variant
-                    .legal_plays(&state, seat.other(), dice, replies);
-                if replies.is_empty() {
-                    return None;
-                }
-                // The other side's best reply, valued from its side.
-                let (_, theirs) = reply_player.best(seat.other(), replies);
-                total += weight * -theirs;
-            }
-        }
-        Some(total / 36.0)
-    }
-}
-
-impl<V: Variant> OnePlyPlayer<'_, V> {
-    /// In a variant scored during play: the `keep` best plays at 0-ply
-    /// valued one roll ahead by what each leads to ([`scored::Values`]).
-    fn choose_scored(&self, state: &V::State, seat: Seat, plays: &[LegalPlay]) -> usize {
-        let values = scored::Values::new(self.net, self.checkers, self.variant);
-        let mut ranked: Vec<(usize, f32)> = values
-            .plays(state, seat, plays)
-            .into_iter()
-            .enumerate()
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-        ranked
-            .iter()
-            .take(self.keep.max(1))
-            .map(|&(i, _)| (i, values.one_ply(state, seat, &plays[i])))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or(0, |(i, _)| i)
-    }
-}
-
-impl<V: Variant> Player<V> for OnePlyPlayer<'_, V> {
-    fn choose(
-        &mut self,
-        _: &V,
-        state: &V::State,
-        seat: Seat,
-        _: Dice,
-        plays: &[LegalPlay],
-    ) -> usize {
-        if scored::scores(self.variant) {
-            return self.choose_scored(state, seat, plays);
-        }
-        let zero = NetPlayer {
-            net: self.net,
-            checkers: self.checkers,
-        };
-        // A play that bears off the last checker ends the game: no reply.
-        if let Some(i) = plays
-            .iter()
-            .position(|lp| lp.result.off(seat) == self.checkers)
-        {
-            return i;
-        }
-        let mut inputs = [0.0; INPUTS];
-        let mut ranked: Vec<(usize, f32)> = plays
-            .iter()
-            .enumerate()
-            .map(|(i, lp)| {
-                encode(&lp.result, seat, self.checkers, &mut inputs);
-                (i, equity(&self.net.outputs(&inputs)))
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let mut replies = Vec::new();
-        let mut best = (ranked[0].0, f32::NEG_INFINITY);
-        for &(i, _) in ranked.iter().take(self.keep.max(1)) {
-            let value = self
-                .look_ahead(&plays[i].result, seat, &mut replies)
-                .unwrap_or_else(|| zero.best(seat, &plays[i..=i]).1);
-            if value > best.1 {
-                best = (i, value);
-            }
-        }
-        best.0
-    }
-
-    /// At 0-ply, as the net's player decides.
-    fn decide(
-        &mut self,
-        variant: &V,
-        state: &V::State,
-        seat: Seat,
-        dice: Dice,
-        decision: &Decision,
-    ) -> usize {
-        let mut zero = NetPlayer {
-            net: self.net,
-            checkers: self.checkers,
-        };
-        zero.decide(variant, state, seat, dice, decision)
-    }
-}
-
-/// A weaker player for people: the net at 0-ply with noise added to the
-/// value of each play (normal, of standard deviation `noise`, in equity),
-/// as GNU Backgammon makes its weaker levels (its evaluation "noise").
-pub struct NoisyPlayer<'a> {
-    pub net: &'a Net,
-    pub checkers: u8,
-    pub noise: f32,
-    pub rng: StdRng,
-}
-
-impl NoisyPlayer<'_> {
-    /// A normal draw (Box-Muller), of standard deviation 1.
-    fn normal(&mut self) -> f32 {
-        crate::act::normal(&mut self.rng)
-    }
-
-    /// The index of the highest of `values`, each with its noise.
-    fn noisy_best(&mut self, values: Vec<f32>) -> usize {
-        let mut best = (0, f32::NEG_INFINITY);
-        for (i, value) in values.into_iter().enumerate() {
-            let value = value + self.noise * self.normal();
-            if value > best.1 {
-                best = (i, value);
-            }
-        }
-        best.0
-    }
-}
-
-impl<V: Variant> Player<V> for NoisyPlayer<'_> {
-    fn choose(
-        &mut self,
-        variant: &V,
-        state: &V::State,
-        seat: Seat,
-        _: Dice,
-        plays: &[LegalPlay],
-    ) -> usize {
-        let values = if scored::scores(variant) {
-            scored::Values::new(self.net, self.checkers, variant).plays(state, seat, plays)
-        } else {
-            let mut inputs = [0.0; INPUTS];
-            plays
-                .iter()
-                .map(|lp| {
-                    encode(&lp.result, seat, self.checkers, &mut inputs);
-                    equity(&self.net.outputs(&inputs))
-                })
-                .collect()
-        };
-        self.noisy_best(values)
-    }
-
-    fn decide(
-        &mut self,
-        variant: &V,
-        state: &V::State,
-        seat: Seat,
-        dice: Dice,
-        decision: &Decision,
-    ) -> usize {
-        let values = scored::Values::new(self.net, self.checkers, variant);
-        let choices = values.choices(state, seat, dice, decision);
-        self.noisy_best(choices)
     }
 }

@@ -1,17 +1,16 @@
 //! Variants scored during play (tric-trac): a position is worth what its
-//! board and its scoreboard together say, so a play is valued by the
-//! state it leads to (the points it gives away, a relevé, the partie won),
-//! not by its board alone; and the variant's decisions (stay or go) are
-//! valued by what follows each choice. Generic over the variant API's
-//! [`Variant`], as the rest of the crate: it never knows the rules.
-//!
-//! Also the heuristic player of such variants: the points per roll.
+//! board and its scoreboard together say. The net's values of such
+//! states are the search's ([`crate::search`], which values a play by the
+//! state it leads to); here are the trainer's inputs of what an action led
+//! to, and the heuristic player of such variants: the points per roll.
+//! Generic over the variant API's [`Variant`], as the rest of the crate:
+//! it never knows the rules.
 
 use bg_engine::{Dice, LegalPlay, Seat};
 use bg_variant_api::{Capabilities, Decision, Transition, Variant};
 
 use crate::encode::{INPUTS, encode, encode_scores};
-use crate::net::{Net, equity, target};
+use crate::search::rolls;
 
 /// Whether `variant` scores during play (its positions are valued with
 /// their scoreboard).
@@ -36,133 +35,6 @@ pub fn encode_after<V: Variant>(
         && let Some(scoreboard) = variant.scoreboard(&t.state)
     {
         encode_scores(&scoreboard, mover, t.next_roller == Some(mover), out);
-    }
-}
-
-/// 1-ply rolls: each distinct roll and how many of the 36 it stands for.
-pub fn rolls() -> impl Iterator<Item = (Dice, f32)> {
-    (1..=6u8).flat_map(|d1| {
-        (d1..=6u8).filter_map(move |d2| {
-            let weight = if d1 == d2 { 1.0 } else { 2.0 };
-            Dice::new(d1, d2).ok().map(|dice| (dice, weight))
-        })
-    })
-}
-
-/// The net's values of states of a variant scored during play, in
-/// cubeless equity for the side named.
-pub struct Values<'a, V: Variant> {
-    pub net: &'a Net,
-    pub checkers: u8,
-    pub variant: &'a V,
-}
-
-impl<'a, V: Variant> Values<'a, V> {
-    pub fn new(net: &'a Net, checkers: u8, variant: &'a V) -> Values<'a, V> {
-        Values {
-            net,
-            checkers,
-            variant,
-        }
-    }
-
-    /// What `t`, an action of `mover`, led to, valued by `mover`: the
-    /// game's outcome if it ended, else the net's value.
-    pub fn after(&self, t: &Transition<V::State>, mover: Seat) -> f32 {
-        if let Some(outcome) = &t.outcome {
-            return equity(&target(outcome, mover));
-        }
-        let mut inputs = [0.0; INPUTS];
-        encode_after(self.variant, t, mover, self.checkers, &mut inputs);
-        equity(&self.net.outputs(&inputs))
-    }
-
-    /// Each of `plays` of `seat` in `state`, valued by what it leads to.
-    pub fn plays(&self, state: &V::State, seat: Seat, plays: &[LegalPlay]) -> Vec<f32> {
-        plays
-            .iter()
-            .map(|lp| self.after(&self.variant.after_play(state, seat, lp), seat))
-            .collect()
-    }
-
-    /// The best of `plays` (never empty) at 0-ply: its index and value.
-    pub fn best_play(&self, state: &V::State, seat: Seat, plays: &[LegalPlay]) -> (usize, f32) {
-        best(&self.plays(state, seat, plays))
-    }
-
-    /// Each of `decision`'s choices for `seat` (whose roll is `dice`),
-    /// valued by what follows it: the game's end or the dice handed to a
-    /// seat ([`after`](Self::after)), or else `seat`'s best play with
-    /// `dice`. A choice the variant refuses is worth nothing to it.
-    pub fn choices(
-        &self,
-        state: &V::State,
-        seat: Seat,
-        dice: Dice,
-        decision: &Decision,
-    ) -> Vec<f32> {
-        let mut plays = Vec::new();
-        decision
-            .choices
-            .iter()
-            .map(|choice| match self.variant.decide(state, seat, choice) {
-                Err(_) => f32::NEG_INFINITY,
-                Ok(t) if t.outcome.is_some() || t.next_roller.is_some() => self.after(&t, seat),
-                Ok(t) => {
-                    self.variant.legal_plays(&t.state, seat, dice, &mut plays);
-                    if plays.is_empty() {
-                        return f32::NEG_INFINITY;
-                    }
-                    self.best_play(&t.state, seat, &plays).1
-                }
-            })
-            .collect()
-    }
-
-    /// The best of `decision`'s choices: its index and value.
-    pub fn best_choice(
-        &self,
-        state: &V::State,
-        seat: Seat,
-        dice: Dice,
-        decision: &Decision,
-    ) -> (usize, f32) {
-        best(&self.choices(state, seat, dice, decision))
-    }
-
-    /// What throwing `dice` in `state` is worth to `roller` at 0-ply: the
-    /// marks of the roll, its decision if it asks one, its best play.
-    pub fn roll(&self, state: &V::State, roller: Seat, dice: Dice) -> f32 {
-        let rolled = self.variant.after_roll(state, roller, dice);
-        if let Some(outcome) = &rolled.outcome {
-            return equity(&target(outcome, roller));
-        }
-        if let Some(decision) = &rolled.decision {
-            return self.best_choice(&rolled.state, roller, dice, decision).1;
-        }
-        let mut plays = Vec::new();
-        self.variant
-            .legal_plays(&rolled.state, roller, dice, &mut plays);
-        if plays.is_empty() {
-            return 0.0;
-        }
-        self.best_play(&rolled.state, roller, &plays).1
-    }
-
-    /// `play` of `seat` looked at one roll ahead: the average over the
-    /// other side's 21 rolls of what its roll is worth to it at 0-ply,
-    /// seen from `seat`. A play after which the game is over, or `seat`
-    /// throws again, is valued as it stands.
-    pub fn one_ply(&self, state: &V::State, seat: Seat, play: &LegalPlay) -> f32 {
-        let t = self.variant.after_play(state, seat, play);
-        if t.outcome.is_some() || t.next_roller.is_some() {
-            return self.after(&t, seat);
-        }
-        let other = seat.other();
-        rolls()
-            .map(|(dice, weight)| -weight * self.roll(&t.state, other, dice))
-            .sum::<f32>()
-            / 36.0
     }
 }
 

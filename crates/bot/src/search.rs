@@ -264,41 +264,48 @@ pub fn rolls_ahead<R: Rules + ?Sized>(
     roller: Seat,
 ) -> Result<Evaluation, RulesError> {
     let mut sum = [0.0f32; OUTPUTS];
-    for d1 in 1..=6u8 {
-        for d2 in d1..=6u8 {
-            let weight = if d1 == d2 { 1.0 } else { 2.0 };
-            let roll = Dice::new(d1, d2).map_err(|e| fault(e.to_string()))?;
-            let rolled = rules.after_roll(state, roller, roll)?;
-            let value = match (&rolled.outcome, &rolled.decision) {
-                (Some(outcome), _) => Evaluation::of_outcome(outcome, roller),
-                (None, Some(decision)) => choices(
-                    rules,
-                    eval,
-                    &rolled.state,
-                    roller,
-                    Some(roll),
-                    decision,
-                    false,
-                )?
-                .into_iter()
-                .max_by(|a, b| a.equity.total_cmp(&b.equity))
-                .ok_or_else(|| fault("a decision without choices".into()))?,
-                (None, None) => {
-                    let plays = rules.legal_plays(&rolled.state, roller, roll)?;
-                    let best = if eval.net.reads_scores() {
-                        best_play(rules, eval, &rolled.state, roller, roll, &plays)?
-                    } else {
-                        eval.best(roller, &plays).map(|(_, value)| value)
-                    };
-                    best.ok_or_else(|| fault("no legal play, not even the empty one".into()))?
-                }
-            };
-            for (s, v) in sum.iter_mut().zip(value.outputs) {
-                *s += weight * v;
+    for (roll, weight) in rolls() {
+        let rolled = rules.after_roll(state, roller, roll)?;
+        let value = match (&rolled.outcome, &rolled.decision) {
+            (Some(outcome), _) => Evaluation::of_outcome(outcome, roller),
+            (None, Some(decision)) => choices(
+                rules,
+                eval,
+                &rolled.state,
+                roller,
+                Some(roll),
+                decision,
+                false,
+            )?
+            .into_iter()
+            .max_by(|a, b| a.equity.total_cmp(&b.equity))
+            .ok_or_else(|| fault("a decision without choices".into()))?,
+            (None, None) => {
+                let plays = rules.legal_plays(&rolled.state, roller, roll)?;
+                let best = if eval.net.reads_scores() {
+                    best_play(rules, eval, &rolled.state, roller, roll, &plays)?
+                } else {
+                    eval.best(roller, &plays).map(|(_, value)| value)
+                };
+                best.ok_or_else(|| fault("no legal play, not even the empty one".into()))?
             }
+        };
+        for (s, v) in sum.iter_mut().zip(value.outputs) {
+            *s += weight * v;
         }
     }
     Ok(Evaluation::of(sum.map(|s| s / 36.0)))
+}
+
+/// The 21 distinct rolls, each with how many of the 36 it stands for
+/// (2 a non-double, 1 a double).
+pub fn rolls() -> impl Iterator<Item = (Dice, f32)> {
+    (1..=6u8).flat_map(|d1| {
+        (d1..=6u8).filter_map(move |d2| {
+            let weight = if d1 == d2 { 1.0 } else { 2.0 };
+            Dice::new(d1, d2).ok().map(|dice| (dice, weight))
+        })
+    })
 }
 
 /// The variant broke its contract.

@@ -1,13 +1,14 @@
-//! One pipeline (issue 48): the players the strength tables were measured
-//! with (`bg_bot::player`, which the duels and the trainer use) choose the
-//! plays the service's own search chooses (`bg_bot::search::rank`, what
-//! the bot seat, `Hint` and `AnalyzeMatch` run), on the positions of the
+//! One pipeline (issue 48): the duels' and the trainer's player
+//! (`bg_bot::player::SearchPlayer`, given the variant's decoded state as a
+//! duel holds it) chooses the play the service's own search chooses
+//! (`bg_bot::search::rank` on the state bytes a bot seat holds, what the
+//! bot seat, `Hint` and `AnalyzeMatch` run), on the positions of the
 //! standard corpus, the variant played through the engine's `Rules` in
 //! process (`bg_variant_api::in_process`) as the server plays it through
-//! a plugin.
+//! a plugin: nothing is lost between the two holdings of a state.
 
-use bg_bot::player::{NetPlayer, OnePlyPlayer, Player};
-use bg_bot::search::{Evaluator, ONE_PLY_KEEP, rank};
+use bg_bot::player::{Player, SearchPlayer};
+use bg_bot::search::{Evaluator, rank};
 use bg_engine::game::Rules;
 use bg_engine::{Dice, Seat, position_id};
 use bg_standard_rules::Standard;
@@ -37,16 +38,8 @@ fn the_duels_players_choose_the_plays_the_service_s_search_chooses() {
         net: &net,
         checkers: 15,
     };
-    let mut zero = NetPlayer {
-        net: &net,
-        checkers: 15,
-    };
-    let mut one = OnePlyPlayer {
-        net: &net,
-        checkers: 15,
-        variant: &Standard,
-        keep: ONE_PLY_KEEP,
-    };
+    let mut zero = SearchPlayer::<Standard>::new(&net, 15, 0);
+    let mut one = SearchPlayer::<Standard>::new(&net, 15, 1);
     let (mut compared, mut one_ply) = (0, 0);
     for (i, (dice, bytes)) in positions(&rules, 600).into_iter().enumerate() {
         let plays = rules.legal_plays(&bytes, Seat::White, dice).unwrap();
@@ -61,7 +54,8 @@ fn the_duels_players_choose_the_plays_the_service_s_search_chooses() {
             let trainer = match plies {
                 0 => zero.choose(&Standard, &state, Seat::White, dice, &plays),
                 _ => one.choose(&Standard, &state, Seat::White, dice, &plays),
-            };
+            }
+            .unwrap();
             let (a, b) = (result(service[0].index), result(trainer));
             assert_eq!(a, b, "{plies}-ply, line {}", i + 1);
             match plies {

@@ -1,6 +1,7 @@
 //! Self-play training by temporal differences (TD(0)).
 //!
-//! Both sides are the net's 0-ply player. After each move the position is
+//! Both sides are the net's 0-ply player (the service's, through
+//! [`SearchPlayer`]). After each move the position is
 //! valued from the mover's point of view; the value of the mover's previous
 //! position is moved toward the other side's value of the position after
 //! its reply, seen from the mover's side ([`flip`]); the last positions of
@@ -12,10 +13,10 @@ use bg_variant_api::{Outcome, Variant};
 use rand::rngs::StdRng;
 
 use crate::duel::play_game;
-use crate::encode::INPUTS;
-use crate::net::{Activations, Net, OUTPUTS, flip, target};
-use crate::player::NetPlayer;
-use crate::scored;
+use bg_bot::encode::INPUTS;
+use bg_bot::net::{Activations, Net, OUTPUTS, flip, target};
+use bg_bot::player::SearchPlayer;
+use bg_bot::scored;
 
 /// Trains `net` by self-play of `variant`, a game at a time.
 pub struct Trainer<'v, V: Variant> {
@@ -31,7 +32,7 @@ impl<V: Variant> Trainer<'_, V> {
     pub fn train_game(&mut self) -> Result<Outcome> {
         let (variant, checkers) = (self.variant, self.checkers);
         let chooser = self.net.clone();
-        let player = |net| NetPlayer { net, checkers };
+        let player = |net| SearchPlayer::<V>::new(net, checkers, 0);
         let (mut white, mut black) = (player(&chooser), player(&chooser));
         // Each position a side's action led to, as the net reads it.
         let mut positions: Vec<(Seat, Box<[f32; INPUTS]>)> = Vec::new();

@@ -7,7 +7,7 @@ use bg_variant_api::{Opening, Options, Outcome, Transition, Variant};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-use crate::player::Player;
+use bg_bot::player::Player;
 
 /// Plays one game of `variant` from its start between `players` (white's,
 /// then black's): the opening roll (one die each, again on a tie; the
@@ -51,7 +51,7 @@ pub fn play_game<V: Variant>(
         }
         let mut next_roller = None;
         if let Some(decision) = rolled.decision {
-            let index = player.decide(variant, &state, seat, dice, &decision);
+            let index = player.decide(variant, &state, seat, dice, &decision)?;
             let choice = decision
                 .choices
                 .get(index)
@@ -72,7 +72,7 @@ pub fn play_game<V: Variant>(
                 bail!("no legal play, not even the empty one");
             }
             let index = player
-                .choose(variant, &state, seat, dice, &plays)
+                .choose(variant, &state, seat, dice, &plays)?
                 .min(plays.len() - 1);
             let t = variant.after_play(&state, seat, &plays[index]);
             acted(seat, &t);

@@ -2,9 +2,9 @@
 //! one-ply heuristic player by the margins docs/bot.md reports (over
 //! fewer games here, with the bound lowered by the wider interval).
 
-use bg_bot::duel::duel;
 use bg_bot::net::Net;
-use bg_bot::player::{HeuristicPlayer, NetPlayer, RandomPlayer};
+use bg_bot::player::{HeuristicPlayer, RandomPlayer, SearchPlayer};
+use bg_bot_train::duel::duel;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -29,10 +29,7 @@ fn random_against_random_wins_half_the_games() {
 #[test]
 fn the_hypergammon_net_beats_the_random_and_the_heuristic_player() {
     let net = committed("hypergammon");
-    let mut player = NetPlayer {
-        net: &net,
-        checkers: 3,
-    };
+    let mut player = SearchPlayer::new(&net, 3, 0);
     let mut rng = StdRng::seed_from_u64(11);
     let random = duel(
         &bg_hypergammon::Hypergammon,
@@ -57,10 +54,7 @@ fn the_hypergammon_net_beats_the_random_and_the_heuristic_player() {
 #[test]
 fn the_standard_net_beats_the_random_and_the_heuristic_player() {
     let net = committed("standard");
-    let mut player = NetPlayer {
-        net: &net,
-        checkers: 15,
-    };
+    let mut player = SearchPlayer::new(&net, 15, 0);
     let mut rng = StdRng::seed_from_u64(13);
     let random = duel(
         &bg_standard_rules::Standard,
@@ -88,7 +82,7 @@ fn training_with_the_same_seed_gives_the_same_weights() {
     let train = |seed: u64| {
         let mut rng = StdRng::seed_from_u64(seed);
         let net = Net::new(16, &mut rng);
-        let mut trainer = bg_bot::td::Trainer {
+        let mut trainer = bg_bot_train::td::Trainer {
             variant: &bg_hypergammon::Hypergammon,
             checkers: 3,
             net,
@@ -119,20 +113,17 @@ fn one_ply_takes_the_play_that_ends_the_game() {
         .state;
     let mut plays = Vec::new();
     variant.legal_plays(&state, Seat::White, Dice::new(6, 5).unwrap(), &mut plays);
-    let mut player = bg_bot::player::OnePlyPlayer {
-        net: &net,
-        checkers: 3,
-        variant: &variant,
-        keep: 8,
-    };
+    let mut player = SearchPlayer::<bg_hypergammon::Hypergammon>::new(&net, 3, 1);
     use bg_bot::player::Player;
-    let chosen = player.choose(
-        &variant,
-        &state,
-        Seat::White,
-        Dice::new(6, 5).unwrap(),
-        &plays,
-    );
+    let chosen = player
+        .choose(
+            &variant,
+            &state,
+            Seat::White,
+            Dice::new(6, 5).unwrap(),
+            &plays,
+        )
+        .unwrap();
     assert_eq!(plays[chosen].result.off(Seat::White), 3, "{plays:?}");
 }
 
@@ -141,17 +132,11 @@ fn one_ply_takes_the_play_that_ends_the_game() {
 #[test]
 fn each_level_with_more_noise_wins_less() {
     use bg_bot::level::{LEVELS, level};
-    use bg_bot::player::NoisyPlayer;
     assert_eq!(level(""), LEVELS.last().copied());
     assert_eq!(level("expert").map(|l| l.plies), Some(1));
     let net = committed("standard");
     let rate = |noise: f32| {
-        let mut player = NoisyPlayer {
-            net: &net,
-            checkers: 15,
-            noise,
-            rng: StdRng::seed_from_u64(4),
-        };
+        let mut player = SearchPlayer::new(&net, 15, 0).with_noise(noise, StdRng::seed_from_u64(4));
         let mut rng = StdRng::seed_from_u64(5);
         duel(
             &bg_standard_rules::Standard,
@@ -178,10 +163,7 @@ fn the_trictrac_net_beats_the_random_and_the_points_per_roll_player() {
     let net = committed("trictrac");
     assert!(net.reads_scores());
     let variant = bg_trictrac_rules::TricTrac;
-    let mut player = NetPlayer {
-        net: &net,
-        checkers: 15,
-    };
+    let mut player = SearchPlayer::new(&net, 15, 0);
     let mut rng = StdRng::seed_from_u64(38);
     let random = duel(
         &variant,
@@ -203,10 +185,7 @@ fn the_trictrac_net_beats_the_random_and_the_points_per_roll_player() {
 fn the_long_nardy_and_fevga_nets_beat_the_random_and_the_heuristic_player() {
     fn measure<V: bg_variant_api::Variant>(variant: &V, name: &str, seed: u64) {
         let net = committed(name);
-        let mut player = NetPlayer {
-            net: &net,
-            checkers: 15,
-        };
+        let mut player = SearchPlayer::new(&net, 15, 0);
         let mut rng = StdRng::seed_from_u64(seed);
         let random = duel(
             variant,
