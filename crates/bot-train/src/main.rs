@@ -122,24 +122,23 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// The net's decisions in games against another player, one line
-    /// each: `POSITION_ID DIE1 DIE2 CHOSEN_ID RESULT_ID...` (the mover on
-    /// roll in every ID, as the legal-plays corpus writes them), for
-    /// grading by GNU Backgammon (scripts/bot-grade).
     /// Times the net over a legal-plays corpus (`POSITION_ID DIE1 DIE2
-    /// ...` lines): one evaluation, a 0-ply choice among all legal plays,
-    /// a 1-ply choice (on the first `--one-ply` positions), both by the
-    /// duels' players and by the service's search, and a cube decision
+    /// ...` lines): one evaluation, a 0-ply choice among all legal plays
+    /// and a 1-ply choice (on the first `--one-ply` positions) by the
+    /// service's search (what every player runs), and a cube decision
     /// at 0-ply (the net's value before the roll and the match model)
     /// and the model alone. Prints `ns_per_evaluation=... us_per_0ply=...
-    /// us_per_1ply=... service_us_per_0ply=... service_us_per_1ply=...
-    /// us_per_cube_0ply=... ns_per_cube_model=...`.
+    /// us_per_1ply=... us_per_cube_0ply=... ns_per_cube_model=...`.
     Bench {
         #[arg(long)]
         corpus: PathBuf,
         #[arg(long, default_value_t = 200)]
         one_ply: usize,
     },
+    /// The net's decisions in games against another player, one line
+    /// each: `POSITION_ID DIE1 DIE2 CHOSEN_ID RESULT_ID...` (the mover on
+    /// roll in every ID, as the legal-plays corpus writes them), for
+    /// grading by GNU Backgammon (scripts/bot-grade).
     Decisions {
         #[arg(long, value_enum)]
         variant: VariantArg,
