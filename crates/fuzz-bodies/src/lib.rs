@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("requests", requests),
     ("record", record),
     ("http", http),
+    ("plugin_answers", plugin_answers),
 ];
 
 fn text(data: &[u8]) -> String {
@@ -333,3 +334,93 @@ fn http_request(data: &[u8], game: &str) -> Option<bg_server::fuzzing::http::Req
 /// A header line the [`http`] target takes out: the body is one gRPC
 /// message, to be framed (its length written once `{game}` is replaced).
 pub const FRAME_HEADER: &str = "x-fuzz-frame";
+
+/// What a variant plugin is given and answers, as the host handles it,
+/// on the shipped plugins in [`PLUGIN_DIR_VAR`]'s folder (none there:
+/// nothing to do). The first byte picks the plugin, the second what the
+/// rest is:
+/// - state bytes the host hands the plugin (a stored row, corrupt or
+///   forged: each variant's state decoding, `serde_state!`'s too): its
+///   board, legal plays, a roll, a resignation, its scoreboard;
+/// - the plugin's answer to each kind of call, with a status from the
+///   second byte, through the host's checks of a real answer.
+pub fn plugin_answers(data: &[u8]) {
+    static PLUGINS: std::sync::LazyLock<Vec<bg_plugin_host::Plugin>> =
+        std::sync::LazyLock::new(|| {
+            let Some(dir) = std::env::var_os(PLUGIN_DIR_VAR).filter(|d| !d.is_empty()) else {
+                return Vec::new();
+            };
+            let mut files: Vec<_> = std::fs::read_dir(dir)
+                .expect("the plugin folder")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "so"))
+                .collect();
+            files.sort();
+            files
+                .iter()
+                .map(|f| bg_plugin_host::load(f).expect("a shipped plugin loads"))
+                .collect()
+        });
+    plugin_answers_on(&PLUGINS, data);
+}
+
+/// The [`plugin_answers`] target's body on `plugins` (in the order the
+/// first byte picks from: sorted by file name).
+pub fn plugin_answers_on(plugins: &[bg_plugin_host::Plugin], data: &[u8]) {
+    let [pick, mode, rest @ ..] = data else {
+        return;
+    };
+    let Some(plugin) = plugins.get(usize::from(*pick) % plugins.len().max(1)) else {
+        return;
+    };
+    if mode % 2 == 0 {
+        let seat = if mode & 2 == 0 {
+            Seat::White
+        } else {
+            Seat::Black
+        };
+        let Ok(dice) = bg_engine::Dice::new(mode / 4 % 6 + 1, mode / 24 % 6 + 1) else {
+            return;
+        };
+        in_process_states(*pick, rest, seat, dice);
+        let _ = plugin.board(rest);
+        let _ = plugin.legal_plays(rest, seat, dice, &mut Vec::new());
+        let _ = plugin.after_roll(rest, seat, dice);
+        let _ = plugin.concede(rest, seat);
+        let _ = plugin.scoreboard(rest);
+    } else {
+        // OK, each error kind, and a status no variant sends.
+        let status = i32::from(mode / 2 % 8) - 1;
+        plugin.check_answer_bytes(status, rest);
+    }
+}
+
+/// State bytes as the variant's own crate, linked in, reads them (what a
+/// plugin's glue does with the bytes it is handed; instrumented here,
+/// where the loaded plugins are not): the variant `pick` names, in the
+/// plugins' file-name order.
+fn in_process_states(pick: u8, state: &[u8], seat: Seat, dice: bg_engine::Dice) {
+    fn read<V: bg_variant_api::Variant>(
+        variant: V,
+        state: &[u8],
+        seat: Seat,
+        dice: bg_engine::Dice,
+    ) {
+        use bg_engine::game::Rules;
+        let rules = bg_variant_api::in_process::InProcess::new(variant);
+        if rules.board(state).is_ok() {
+            let _ = rules.legal_plays(state, seat, dice);
+            let _ = rules.after_roll(state, seat, dice);
+            let _ = rules.scoreboard(state);
+        }
+    }
+    match pick % 7 {
+        0 => read(bg_caucasian_rules::Caucasian, state, seat, dice),
+        1 => read(bg_same_way_rules::Fevga, state, seat, dice),
+        2 => read(bg_hypergammon::Hypergammon, state, seat, dice),
+        3 => read(bg_same_way_rules::LongNardy, state, seat, dice),
+        4 => read(bg_plakoto_rules::Plakoto, state, seat, dice),
+        5 => read(bg_standard_rules::Standard, state, seat, dice),
+        _ => read(bg_trictrac_rules::TricTrac, state, seat, dice),
+    }
+}

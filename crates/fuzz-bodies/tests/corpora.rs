@@ -127,3 +127,39 @@ fn the_http_inputs_reach_a_game_through_every_door_of_the_port() {
         "PERMISSION_DENIED: {refused:?}"
     );
 }
+
+/// The `plugin_answers` target's inputs against the shipped plugins as
+/// this build made them (the fuzz target loads them from
+/// BG_FUZZ_PLUGIN_DIR), in the order its first byte picks from; the
+/// seeds' states are each variant's own, so they read.
+#[test]
+fn the_plugin_answer_inputs_run_against_every_shipped_plugin() {
+    let plugins: Vec<_> = [
+        "bg_caucasian",
+        "bg_fevga",
+        "bg_hypergammon",
+        "bg_long_nardy",
+        "bg_plakoto",
+        "bg_standard",
+        "bg_trictrac",
+    ]
+    .iter()
+    .map(|lib| bg_plugin_host::load(&bg_tests::plugin_file(lib)).unwrap())
+    .collect();
+    let mut ran = 0;
+    for kind in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(folder(kind, "plugin_answers")) else {
+            continue;
+        };
+        for entry in entries {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            bg_fuzz_bodies::plugin_answers_on(&plugins, &bytes);
+            ran += 1;
+        }
+    }
+    assert!(ran >= 7 * 5, "{ran} inputs");
+    // A seed's state is its variant's: the plugin reads it.
+    let seed = std::fs::read(folder("corpus", "plugin_answers").join("trictrac-state")).unwrap();
+    assert_eq!(plugins[usize::from(seed[0])].name(), "trictrac");
+    assert!(plugins[6].board(&seed[2..]).is_ok());
+}

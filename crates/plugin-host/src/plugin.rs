@@ -575,6 +575,27 @@ impl Plugin {
         }
     }
 
+    /// For the fuzz targets (`crates/fuzz-bodies`): `bytes`, with
+    /// `status`, as this plugin's answer to each kind of call, through the
+    /// checks the host makes of a real answer (the message read, a setup's
+    /// and a transition's board asked of the plugin and checked, an
+    /// outcome, a scoreboard and its names). Each must refuse what it
+    /// cannot take, never panic. Not for other use.
+    #[doc(hidden)]
+    pub fn check_answer_bytes(&self, status: Status, bytes: &[u8]) {
+        let answer = || Answer::new(status, bytes.to_vec());
+        let _ = self.checked_transition(answer());
+        let _ = self.checked_setup(answer());
+        if let Ok(message) = self.decode(bytes) {
+            let _ = wire::outcome(message);
+        }
+        if let Ok(message) = self.decode(bytes)
+            && let Ok(scoreboard) = wire::scoreboard(message)
+        {
+            let _ = self.check_names(&scoreboard);
+        }
+    }
+
     /// A transition answered, its board checked.
     fn checked_transition(&self, answer: Answer) -> Result<Transition, RulesError> {
         let next_board = answer.next_board;
