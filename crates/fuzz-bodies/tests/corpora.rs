@@ -12,21 +12,30 @@ fn folder(kind: &str, target: &str) -> PathBuf {
         .join(target)
 }
 
+/// Every committed input of `target`: its seeds, then its regressions.
+fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut inputs = Vec::new();
+    for kind in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(folder(kind, target)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            inputs.push((path, bytes));
+        }
+    }
+    inputs
+}
+
 #[test]
 fn every_committed_fuzz_input_runs_through_its_target_without_a_fault() {
     let mut ran = 0;
     for (target, body) in bg_fuzz_bodies::TARGETS {
-        for kind in ["corpus", "regressions"] {
-            let Ok(entries) = std::fs::read_dir(folder(kind, target)) else {
-                continue;
-            };
-            for entry in entries {
-                let path = entry.unwrap().path();
-                let bytes = std::fs::read(&path).unwrap();
-                let run = std::panic::catch_unwind(|| body(&bytes));
-                assert!(run.is_ok(), "{target}: {} faulted", path.display());
-                ran += 1;
-            }
+        for (path, bytes) in inputs(target) {
+            let run = std::panic::catch_unwind(|| body(&bytes));
+            assert!(run.is_ok(), "{target}: {} faulted", path.display());
+            ran += 1;
         }
     }
     for (target, _) in bg_fuzz_bodies::TARGETS {
@@ -48,15 +57,9 @@ fn the_rust_and_the_c_standard_rules_agree_on_every_differential_input() {
     let both =
         bg_fuzz_bodies::differential::Differential::load(&bg_tests::compile_c_plugin(dir.path()));
     let mut ran = 0;
-    for kind in ["corpus", "regressions"] {
-        let Ok(entries) = std::fs::read_dir(folder(kind, "plays_differential")) else {
-            continue;
-        };
-        for entry in entries {
-            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-            both.check(&bytes);
-            ran += 1;
-        }
+    for (_, bytes) in inputs("plays_differential") {
+        both.check(&bytes);
+        ran += 1;
     }
     assert!(ran > 0, "fuzz/corpus/plays_differential holds the seeds");
     // A seeded sweep: 32 bytes a position from a small generator.
@@ -85,11 +88,9 @@ fn the_http_inputs_reach_a_game_through_every_door_of_the_port() {
     let port = Port::open(dir.path(), vec![plugins.path().to_path_buf()]).unwrap();
     let game = port.games[0].clone();
     let mut ran = 0;
-    for kind in ["corpus", "regressions"] {
-        for entry in std::fs::read_dir(folder(kind, "http")).unwrap() {
-            bg_fuzz_bodies::http_on(&port, &std::fs::read(entry.unwrap().path()).unwrap());
-            ran += 1;
-        }
+    for (_, bytes) in inputs("http") {
+        bg_fuzz_bodies::http_on(&port, &bytes);
+        ran += 1;
     }
     assert!(ran > 10);
     let get = |uri: String| Request::get(uri).body(Body::empty()).unwrap();
@@ -147,15 +148,9 @@ fn the_plugin_answer_inputs_run_against_every_shipped_plugin() {
     .map(|lib| bg_plugin_host::load(&bg_tests::plugin_file(lib)).unwrap())
     .collect();
     let mut ran = 0;
-    for kind in ["corpus", "regressions"] {
-        let Ok(entries) = std::fs::read_dir(folder(kind, "plugin_answers")) else {
-            continue;
-        };
-        for entry in entries {
-            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-            bg_fuzz_bodies::plugin_answers_on(&plugins, &bytes);
-            ran += 1;
-        }
+    for (_, bytes) in inputs("plugin_answers") {
+        bg_fuzz_bodies::plugin_answers_on(&plugins, &bytes);
+        ran += 1;
     }
     assert!(ran >= 7 * 5, "{ran} inputs");
     // A seed's state is its variant's: the plugin reads it.
