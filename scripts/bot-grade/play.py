@@ -66,10 +66,14 @@ class CubeJudge:
 def may_double(game):
     """Whether white may double now: the cube in play and not black's, not
     dead (in a match, white's win at this cube would not already take
-    it)."""
+    it), and below the session's limit (money play: `cube_max`, 64
+    unless set)."""
     cube = game.cube
-    length = game.settings.match_length
+    settings = game.settings
+    length = settings.match_length
+    limit = None if settings.cube_unlimited else (settings.cube_max or 64)
     return (cube.in_play and cube.owner != BLACK
+            and (limit is None or cube.value * 2 <= limit)
             and (length == 0 or game.score.white + cube.value < length))
 
 
