@@ -10,9 +10,9 @@ use bg_engine::game::{
 use bg_engine::{Board, Dice, LegalPlay, Seat};
 use rand::Rng;
 
-use crate::cube::{CubeAction, CubeEquities};
+use crate::cube::{CubeAction, CubeEquities, match_score, match_value};
 use crate::level::Level;
-use crate::search::{Evaluation, Evaluator, before_roll, choices, rank};
+use crate::search::{Evaluation, Evaluator, Ranked, before_roll, choices, rank};
 
 /// The computer player of one seat: the net and its level.
 #[derive(Clone, Copy)]
@@ -149,13 +149,14 @@ impl Bot<'_> {
             message: "no dice to move with".into(),
         })?;
         let plays = rules.legal_plays(&m.variant_state, seat, dice)?;
+        let value = play_value(Some(m), seat);
         let index = choose_play(
             rules,
             self.eval,
             self.level,
             (&m.variant_state, seat, dice),
             &plays,
-            rng,
+            (value, rng),
         )?;
         Ok(Command::Move {
             play: plays[index].play,
@@ -165,30 +166,68 @@ impl Bot<'_> {
 
 /// The computer's play: the index in `plays` (the legal plays of `seat`
 /// with `dice` in `state`) of the best at the `level`'s search
-/// ([`rank`]), each value with the level's noise. What the bot seat plays,
-/// and the duels' and the trainer's players (`player::SearchPlayer`).
+/// ([`rank`]) by `value` ([`play_value`]), each value with the level's
+/// noise. What the bot seat plays, and the duels' and the trainer's
+/// players (`player::SearchPlayer`, by cubeless equity).
 pub fn choose_play<R: Rules + ?Sized>(
     rules: &R,
     eval: Evaluator,
     level: Level,
     (state, seat, dice): (&[u8], Seat, Dice),
     plays: &[LegalPlay],
-    rng: &mut impl Rng,
+    (value, rng): (impl Fn(&Evaluation) -> f32, &mut impl Rng),
 ) -> Result<usize, RulesError> {
     let ranked = rank(rules, eval, state, seat, dice, plays, level.plies)?;
     let chosen = if level.noise > 0.0 {
-        ranked
+        let noisy: Vec<Ranked> = ranked
             .iter()
-            .map(|r| (r.index, r.value.equity + level.noise * normal(rng)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(index, _)| index)
+            .map(|r| {
+                let mut noisy = *r;
+                noisy.value.equity = value(&r.value) + level.noise * normal(rng);
+                noisy
+            })
+            .collect();
+        best_by(&noisy, |v| v.equity).map(|r| r.index)
     } else {
-        ranked.first().map(|r| r.index)
+        best_by(&ranked, &value).map(|r| r.index)
     };
     chosen.ok_or_else(|| RulesError {
         kind: RulesErrorKind::VariantFault,
         message: "no legal play, not even the empty one".into(),
     })
+}
+
+/// What a play's value (its [`Evaluation`], for `seat`, who made it) is
+/// worth in `m`, in EMG (equity normalised to a money game at a cube of
+/// 1): in a match, its chances at the score, the cube dead
+/// ([`match_value`], a gammon priced as the score prices it), times the
+/// cube; in money play (or without a match), its cubeless equity. How
+/// the bot seat chooses its play, and `Hint` and `AnalyzeMatch` rank and
+/// judge plays.
+pub fn play_value(m: Option<&Match>, seat: Seat) -> impl Fn(&Evaluation) -> f32 + use<> {
+    let at_score =
+        m.and_then(|m| match_score(m, seat).map(|(score, met)| (score, met, m.cube.value)));
+    move |v: &Evaluation| match at_score {
+        Some((score, met, cube)) => match_value(v, score, cube, met) * cube as f32,
+        None => v.equity,
+    }
+}
+
+/// The best of `ranked` by `value`: of the plays valued at the deepest
+/// search ([`rank`] puts them first), the highest, the first of equals.
+pub fn best_by(ranked: &[Ranked], value: impl Fn(&Evaluation) -> f32) -> Option<&Ranked> {
+    let deepest = ranked.first()?.plies;
+    ranked
+        .iter()
+        .filter(|r| r.plies == deepest)
+        .fold(None, |best: Option<(&Ranked, f32)>, r| {
+            let v = value(&r.value);
+            match best {
+                Some((_, b)) if b >= v => best,
+                _ => Some((r, v)),
+            }
+        })
+        .map(|(r, _)| r)
 }
 
 /// The computer's answer to `decision`, asked of `seat` in `state` (its

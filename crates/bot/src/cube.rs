@@ -173,19 +173,12 @@ impl CubeEquities {
     pub fn of_match(m: &Match, board: &Board, roller: Seat, value: &Evaluation) -> CubeEquities {
         let owner = owner(m, roller);
         let life = cube_life(board, roller);
-        let s = &m.settings;
-        let table = Met::built_in().filter(|_| !s.is_money());
-        match table {
-            Some(met) if s.match_length as usize <= crate::met::LONGEST => {
-                let away =
-                    |seat: Seat| i64::from(s.match_length) - i64::from(m.score[seat.index()]);
-                let score = MatchScore {
-                    away: [away(roller), away(roller.other())],
-                    crawford_played: m.crawford != Crawford::Before || !s.crawford,
-                };
+        match match_score(m, roller) {
+            Some((score, met)) => {
                 CubeEquities::in_match(value, owner, m.cube.value, score, met, life)
             }
-            _ => {
+            None => {
+                let s = &m.settings;
                 let jacoby = s.is_money() && s.jacoby;
                 CubeEquities::money(value, owner, m.cube.value, jacoby, life)
             }
@@ -280,6 +273,38 @@ pub fn owner(m: &Match, seat: Seat) -> CubeOwner {
         Some(owner) if owner == seat => CubeOwner::Me,
         Some(_) => CubeOwner::Them,
     }
+}
+
+/// The score of `m` seen by `seat`, and the table the match model reads
+/// it with; `None` in money play and in a match longer than the table.
+pub fn match_score(m: &Match, seat: Seat) -> Option<(MatchScore, &'static Met)> {
+    let s = &m.settings;
+    let met = Met::built_in().filter(|_| !s.is_money())?;
+    if s.match_length as usize > crate::met::LONGEST {
+        return None;
+    }
+    let away = |seat: Seat| i64::from(s.match_length) - i64::from(m.score[seat.index()]);
+    let score = MatchScore {
+        away: [away(seat), away(seat.other())],
+        crawford_played: m.crawford != Crawford::Before || !s.crawford,
+    };
+    Some((score, met))
+}
+
+/// What the game `value` says (the chances of the side it is valued by)
+/// is worth to that side at `score` with the cube at `cube`, the cube
+/// dead: its match-winning chances, each win and loss of one, two or
+/// three times the cube read from the table `met`, normalised as cube
+/// equities are (a single game won at this cube +1, lost -1). How a
+/// play is valued in a match, where a gammon is worth what the score
+/// makes it (nothing for the side that needs one point; double for the
+/// side that needs two), not two single games.
+pub fn match_value(value: &Evaluation, score: MatchScore, cube: u32, met: &Met) -> f32 {
+    let model = MatchCube::new(value, score, met, 0.0);
+    let cube = i64::from(cube);
+    let (win, lose) = (model.cash_mine(cube), model.cash_theirs(cube));
+    let spread = (win - lose).max(f32::EPSILON);
+    (2.0 * model.dead(cube) - win - lose) / spread
 }
 
 /// `value` with its gammons and backgammons counted as single games.
@@ -494,6 +519,33 @@ mod tests {
             away,
             crawford_played,
         }
+    }
+
+    /// A play in a match is valued by what its chances are worth at the
+    /// score: at double match point (1-away 1-away) a gammon wins the
+    /// match as a single game does, so gammons change nothing and the
+    /// value is 2p - 1; at 5-away 5-away they count, as in money play;
+    /// and a side that needs only the cube's points (2-away at a 2-cube)
+    /// gains nothing by its gammons, while the other side's still hurt.
+    #[test]
+    fn a_play_s_match_value_prices_gammons_as_the_score_does() {
+        let plain = valued(0.6, (0.0, 0.0), (0.0, 0.0));
+        let gammons = valued(0.6, (0.4, 0.05), (0.3, 0.0));
+        let dmp = score([1, 1], true);
+        assert!((match_value(&plain, dmp, 1, met()) - 0.2).abs() < 1e-4);
+        assert!((match_value(&gammons, dmp, 1, met()) - 0.2).abs() < 1e-4);
+        let long = score([5, 5], false);
+        let gain = match_value(&gammons, long, 1, met()) - match_value(&plain, long, 1, met());
+        assert!(gain > 0.1, "{gain}");
+        let mine_only = valued(0.6, (0.4, 0.05), (0.0, 0.0));
+        let at_two = score([2, 5], false);
+        let same =
+            match_value(&mine_only, at_two, 2, met()) - match_value(&plain, at_two, 2, met());
+        assert!(same.abs() < 1e-4, "{same}");
+        let theirs = valued(0.6, (0.0, 0.0), (0.3, 0.0));
+        assert!(
+            match_value(&theirs, at_two, 2, met()) < match_value(&plain, at_two, 2, met()) - 0.05
+        );
     }
 
     /// The worked examples: GNU Backgammon 1.07's `show marketwindow`

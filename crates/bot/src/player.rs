@@ -17,7 +17,7 @@ use crate::act;
 use crate::level::Level;
 use crate::net::Net;
 use crate::scored;
-use crate::search::Evaluator;
+use crate::search::{Evaluation, Evaluator};
 
 /// Picks a play, and answers decisions.
 pub trait Player<V: Variant> {
@@ -113,7 +113,7 @@ impl<V: Variant> Player<V> for SearchPlayer<'_, V> {
             self.level,
             (&bytes, seat, dice),
             plays,
-            &mut self.rng,
+            (|v: &Evaluation| v.equity, &mut self.rng),
         )
     }
 

@@ -5,9 +5,9 @@
 //! action, and each player's totals become error rates.
 
 use bg_api::v1 as pb;
-use bg_bot::act::cube_equities;
+use bg_bot::act::{best_by, cube_equities, play_value};
 use bg_bot::cube::CubeAction;
-use bg_bot::search::{Evaluator, Ranked, before_roll, choices, rank};
+use bg_bot::search::{Evaluation, Evaluator, Ranked, before_roll, choices, rank};
 use bg_engine::game::{Command, CommandError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
@@ -180,8 +180,16 @@ impl Judge<'_> {
             self.plies,
         )
         .map_err(variant)?;
-        let best = &ranked[0];
-        let value_of_made = value_of(&ranked, made);
+        // Judged as the computer chooses: in a match, by what the
+        // chances are worth at the score.
+        let value = play_value(Some(m), seat);
+        let best = best_by(&ranked, &value).ok_or_else(|| {
+            variant(bg_engine::game::RulesError {
+                kind: bg_engine::game::RulesErrorKind::VariantFault,
+                message: "no legal play ranked".into(),
+            })
+        })?;
+        let value_of_made = value_of(&ranked, made, &value);
         let show = |lp: &LegalPlay| bots::shown(rules, lp, seat);
         Ok(Some(pb::AnalyzedDecision {
             kind: "move".into(),
@@ -191,7 +199,7 @@ impl Judge<'_> {
             }),
             played: Some(show(&legal[made])),
             best: Some(show(&legal[best.index])),
-            equity_lost: f64::from((best.value.equity - value_of_made).max(0.0)),
+            equity_lost: f64::from((value(&best.value) - value_of_made).max(0.0)),
             ..Default::default()
         }))
     }
@@ -281,12 +289,12 @@ impl Judge<'_> {
     }
 }
 
-/// The value of the play at `index` among the ranked.
-fn value_of(ranked: &[Ranked], index: usize) -> f32 {
+/// The value of the play at `index` among the ranked, by `value`.
+fn value_of(ranked: &[Ranked], index: usize, value: impl Fn(&Evaluation) -> f32) -> f32 {
     ranked
         .iter()
         .find(|r| r.index == index)
-        .map_or(f32::NEG_INFINITY, |r| r.value.equity)
+        .map_or(f32::NEG_INFINITY, |r| value(&r.value))
 }
 
 /// A player's totals.

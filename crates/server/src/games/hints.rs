@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use bg_api::v1 as pb;
 use bg_bot::Net;
-use bg_bot::act::cube_equities;
+use bg_bot::act::{best_by, cube_equities, play_value};
 use bg_bot::search::{Evaluation, Evaluator, before_roll, choices, rank};
 use bg_engine::game::{CommandError, Decision, Match, Phase, Rules};
 use bg_engine::{Board, Dice, Seat};
@@ -29,6 +29,9 @@ struct Asked {
     /// The variant's decision the seat must make, if any, and whether it
     /// came after the play.
     decision: Option<(Decision, bool)>,
+    /// The match, for a hint in a game: its plays are ranked by what they
+    /// are worth at its score (`play_value`), as the computer plays.
+    game: Option<Box<Match>>,
 }
 
 /// Where the hint is asked.
@@ -100,6 +103,7 @@ impl<S: GameStore> Games<S> {
                 .then(|| m.pending_decision.clone())
                 .flatten()
                 .map(|d| (d, m.decision_after_play)),
+            game: Some(Box::new(m.clone())),
         };
         Ok((asked, live.record.version))
     }
@@ -157,6 +161,7 @@ impl<S: GameStore> Games<S> {
             dice: Some(dice),
             cube: None,
             decision: None,
+            game: None,
         })
     }
 }
@@ -221,9 +226,17 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
             .rules
             .legal_plays(&state, asked.seat, dice)
             .map_err(CommandError::Rules)?;
-        let ranked = rank(&asked.rules, eval, &state, asked.seat, dice, &legal, plies)
+        let mut ranked = rank(&asked.rules, eval, &state, asked.seat, dice, &legal, plies)
             .map_err(CommandError::Rules)?;
-        let best = ranked.first().map_or(0.0, |r| r.value.equity);
+        // Best first as the computer chooses (in a match, by what the
+        // chances are worth at the score), the deepest searched first.
+        let value = play_value(asked.game.as_deref(), asked.seat);
+        ranked.sort_by(|a, b| {
+            b.plies
+                .cmp(&a.plies)
+                .then(value(&b.value).total_cmp(&value(&a.value)))
+        });
+        let best = best_by(&ranked, &value).map_or(0.0, |r| value(&r.value));
         plays = ranked
             .iter()
             .map(|r| {
@@ -231,7 +244,7 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
                 pb::RankedPlay {
                     play: Some(bots::shown(&asked.rules, lp, asked.seat)),
                     equity: f64::from(r.value.equity),
-                    equity_loss: f64::from(best - r.value.equity),
+                    equity_loss: f64::from(best - value(&r.value)),
                     probabilities: Some(probabilities(&r.value)),
                     plies: u32::from(r.plies),
                 }
