@@ -178,23 +178,19 @@ pub fn choose_play<R: Rules + ?Sized>(
     (value, rng): (impl Fn(&Evaluation) -> f32, &mut impl Rng),
 ) -> Result<usize, RulesError> {
     let ranked = rank(rules, eval, state, seat, dice, plays, level.plies)?;
-    let chosen = if level.noise > 0.0 {
-        let noisy: Vec<Ranked> = ranked
-            .iter()
-            .map(|r| {
-                let mut noisy = *r;
-                noisy.value.equity = value(&r.value) + level.noise * normal(rng);
-                noisy
-            })
-            .collect();
-        best_by(&noisy, |v| v.equity).map(|r| r.index)
-    } else {
-        best_by(&ranked, &value).map(|r| r.index)
+    let noisy = |v: &Evaluation| {
+        if level.noise > 0.0 {
+            value(v) + level.noise * normal(rng)
+        } else {
+            value(v)
+        }
     };
-    chosen.ok_or_else(|| RulesError {
-        kind: RulesErrorKind::VariantFault,
-        message: "no legal play, not even the empty one".into(),
-    })
+    best_by(&ranked, noisy)
+        .map(|r| r.index)
+        .ok_or_else(|| RulesError {
+            kind: RulesErrorKind::VariantFault,
+            message: "no legal play, not even the empty one".into(),
+        })
 }
 
 /// What a play's value (its [`Evaluation`], for `seat`, who made it) is
@@ -215,7 +211,8 @@ pub fn play_value(m: Option<&Match>, seat: Seat) -> impl Fn(&Evaluation) -> f32 
 
 /// The best of `ranked` by `value`: of the plays valued at the deepest
 /// search ([`rank`] puts them first), the highest, the first of equals.
-pub fn best_by(ranked: &[Ranked], value: impl Fn(&Evaluation) -> f32) -> Option<&Ranked> {
+/// `value` is asked once a play, in the ranking's order.
+pub fn best_by(ranked: &[Ranked], mut value: impl FnMut(&Evaluation) -> f32) -> Option<&Ranked> {
     let deepest = ranked.first()?.plies;
     ranked
         .iter()

@@ -82,19 +82,6 @@ impl<'a, V: Variant> SearchPlayer<'a, V> {
         self.rng = rng;
         self
     }
-
-    /// The player of a level of the service's ([`crate::level::LEVELS`]).
-    pub fn at(net: &'a Net, checkers: u8, level: Level, rng: StdRng) -> SearchPlayer<'a, V> {
-        SearchPlayer {
-            level,
-            ..SearchPlayer::new(net, checkers, level.plies).with_noise(level.noise, rng)
-        }
-    }
-
-    /// The rules it plays by.
-    pub fn rules(&self) -> &InProcess<V> {
-        &self.rules
-    }
 }
 
 impl<V: Variant> Player<V> for SearchPlayer<'_, V> {

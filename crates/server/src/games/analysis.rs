@@ -183,12 +183,9 @@ impl Judge<'_> {
         // Judged as the computer chooses: in a match, by what the
         // chances are worth at the score.
         let value = play_value(Some(m), seat);
-        let best = best_by(&ranked, &value).ok_or_else(|| {
-            variant(bg_engine::game::RulesError {
-                kind: bg_engine::game::RulesErrorKind::VariantFault,
-                message: "no legal play ranked".into(),
-            })
-        })?;
+        let Some(best) = best_by(&ranked, &value) else {
+            return Ok(None);
+        };
         let value_of_made = value_of(&ranked, made, &value);
         let show = |lp: &LegalPlay| bots::shown(rules, lp, seat);
         Ok(Some(pb::AnalyzedDecision {

@@ -75,21 +75,15 @@ impl<S: GameStore> Games<S> {
                 ),
             )
         })?;
-        let Read {
-            labels,
-            players,
-            settings,
-            options,
-            start,
-            taken_up,
-            fair,
-            clock,
-        } = read(
+        let read = read(
             request,
             plugin.checkers(),
             plugin.geometry(),
             &self.nets.levels(&plugin),
         )?;
+        let (labels, players, settings, options) =
+            (read.labels, read.players, read.settings, read.options);
+        let (start, taken_up, fair, clock) = (read.start, read.taken_up, read.fair, read.clock);
         let mut rules = VariantRules::new(plugin.clone(), options.clone());
         rules.start = start;
         let net = (!settings.bots.is_empty())
