@@ -167,6 +167,27 @@ impl ServerProcess {
         self.launch();
     }
 
+    /// Stops the process where it stands (SIGSTOP): it reads nothing and
+    /// answers nothing until [`resume`](Self::resume), as a machine that
+    /// stalls does.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused process go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.pid().expect("running").to_string();
+        let status = Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal} {pid}");
+    }
+
     /// Sends SIGTERM and waits for the exit; returns the exit code and the
     /// time it took.
     pub fn terminate(&mut self) -> (Option<i32>, Duration) {

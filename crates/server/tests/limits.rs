@@ -258,3 +258,68 @@ async fn a_caller_creating_games_too_fast_is_told_to_wait() {
         "served after the wait"
     );
 }
+
+/// A watcher that stops reading while its game moves on holds a bounded
+/// share of the server: once what it has not read fills its places, it
+/// is told (RESOURCE_EXHAUSTED, WATCHER_BEHIND) when it reads again, and
+/// resumed from the last version it saw it gets the rest, each version
+/// once, in order. Its connection takes 1 KiB at a time, so the server
+/// cannot hand its updates on to the socket.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_watcher_that_stops_reading_is_told_it_fell_behind_and_resumes_where_it_was() {
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let settings = pb::MatchSettings {
+        match_length: 0,
+        money_games: Some(0),
+        ..Default::default()
+    };
+    let mut g = new_game(&mut client, settings).await;
+    let from = g.game.version;
+    let narrow = tonic::transport::Endpoint::from_shared(fixture.server.addr.clone())
+        .unwrap()
+        .initial_stream_window_size(Some(1024))
+        .initial_connection_window_size(Some(1024))
+        .connect()
+        .await
+        .unwrap();
+    let mut slow = pb::game_service_client::GameServiceClient::new(narrow);
+    let mut updates = watch(&mut slow, &g, from).await;
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(8);
+    for _ in 0..200 {
+        step(&mut client, &mut g, &mut rng).await;
+    }
+    let mut versions = Vec::new();
+    let behind = loop {
+        match tokio::time::timeout(Duration::from_secs(10), updates.message())
+            .await
+            .expect("the watch answers")
+        {
+            Ok(Some(update)) => versions.push(update.version),
+            Ok(None) => panic!("the watch ended without a word after {versions:?}"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(behind.code(), Code::ResourceExhausted, "{behind:?}");
+    assert_eq!(reason(&behind), "WATCHER_BEHIND");
+    assert!(
+        versions.len() < 200,
+        "told before it was sent everything: {} of 200",
+        versions.len()
+    );
+    let seen = versions.last().copied().unwrap_or(from);
+    let mut rest = watch(&mut client, &g, seen).await;
+    while versions.last() != Some(&g.game.version) {
+        let update = tokio::time::timeout(Duration::from_secs(10), rest.message())
+            .await
+            .expect("the resumed watch answers")
+            .unwrap()
+            .expect("the resumed watch goes on");
+        versions.push(update.version);
+    }
+    assert_eq!(
+        versions,
+        (from + 1..=g.game.version).collect::<Vec<_>>(),
+        "every version once, in order, across the resume"
+    );
+}

@@ -213,7 +213,12 @@ async fn check_nothing_lost(
         assert_eq!(stored.version, g.game.version, "game {}", g.id());
         let history = stored_history(client, &g.id()).await;
         let versions: Vec<u64> = history.iter().map(|u| u.version).collect();
-        assert_eq!(versions, (1..=stored.version).collect::<Vec<_>>());
+        assert_eq!(
+            versions,
+            (1..=stored.version).collect::<Vec<_>>(),
+            "the history of game {} has every version once",
+            g.id()
+        );
     }
 }
 
@@ -445,6 +450,41 @@ async fn a_watcher_on_one_replica_sees_every_action_of_the_others() {
     assert_eq!(
         versions,
         (1..=g.game.version).collect::<Vec<_>>(),
+        "every version once, in order"
+    );
+}
+
+/// A watcher reading as fast as it can is never told it fell behind
+/// because its replica caught up in bulk: replica 1 is stopped where it
+/// stands while replica 0 plays 100 actions, then goes on, reads the 100
+/// versions back in one catch-up, and its watcher gets each once, in
+/// order. (Sent one by one into the 32 places of the watchers' channel,
+/// they once ended the watch with WATCHER_BEHIND.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_watcher_hears_every_version_its_replica_catches_up_on_at_once() {
+    let Some(replicas) = Replicas::start("bulk_catch_up", 2) else {
+        return;
+    };
+    let mut clients = replicas.clients().await;
+    let g = new_game(&mut clients[0], long_match()).await;
+    let mut updates = watch(&mut clients[1], &g, g.game.version).await;
+    replicas.servers[1].pause();
+    let (g, acks) = drive(replicas.addrs()[..1].to_vec(), g, 21, 100).await;
+    assert_eq!(acks.len(), 100);
+    replicas.servers[1].resume();
+    let mut versions = Vec::new();
+    while versions.last() != Some(&g.game.version) {
+        let update = tokio::time::timeout(Duration::from_secs(10), updates.message())
+            .await
+            .expect("the watcher hears of every version within 10 s")
+            .unwrap_or_else(|s| panic!("the watch goes on: {s:?}"))
+            .expect("the stream goes on");
+        versions.push(update.version);
+    }
+    let first = g.game.version - 99;
+    assert_eq!(
+        versions,
+        (first..=g.game.version).collect::<Vec<_>>(),
         "every version once, in order"
     );
 }

@@ -368,12 +368,12 @@ impl<S: GameStore> Games<S> {
         *live = next;
         // Watchers get the update; with none, it is not even built.
         if let Some(game) = whole {
-            let update = Arc::new(pb::GameUpdate {
+            let update = pb::GameUpdate {
                 version: live.record.version,
                 events: live.last_events.clone(),
                 game: Some(game),
-            });
-            let _ = slot.updates.send(update);
+            };
+            let _ = slot.updates.send(Arc::new(vec![update]));
         }
         Ok(answer)
     }

@@ -43,13 +43,19 @@ pub(super) struct Live {
     pub(super) stale: bool,
 }
 
-/// Updates a watcher may fall behind by before it must resume.
+/// Batches of updates a watcher may fall behind by before it must resume.
 const WATCH_BUFFER: usize = 32;
+
+/// Updates sent to a game's watchers at once, in version order: the one
+/// a commit here made, or all those another server's commits made, read
+/// back in one catch-up (however many: a watcher that reads as fast as
+/// it can never falls behind because this server caught up in bulk).
+pub(super) type Batch = Arc<Vec<pb::GameUpdate>>;
 
 /// One game's lock and its watchers' channel.
 pub(super) struct Slot {
     pub(super) live: tokio::sync::Mutex<Option<Live>>,
-    pub(super) updates: broadcast::Sender<Arc<pb::GameUpdate>>,
+    pub(super) updates: broadcast::Sender<Batch>,
     /// When the game was last used (for evicting idle games).
     pub(super) last_used: Mutex<Instant>,
     /// A refresh for another server's commit waits for the game's lock.

@@ -37,9 +37,9 @@ impl<S: GameStore> Games<S> {
             .map_err(ApiError::store)?;
         let now = self.snapshot(reloaded).await?;
         let updates = updates_from(&past, reloaded.record.version, now)?;
-        for update in updates {
-            let _ = slot.updates.send(Arc::new(update));
-        }
+        // One batch: however many versions another server made, a
+        // watcher reading as fast as it can is not left behind by them.
+        let _ = slot.updates.send(Arc::new(updates));
         Ok(())
     }
 
@@ -194,14 +194,18 @@ impl<S: GameStore> Games<S> {
                         let _ = tx.send(Err(stopping.into())).await;
                         return;
                     }
-                    update = updates.recv() => match update {
-                        Ok(update) if update.version > sent => {
-                            sent = update.version;
-                            if tx.send(Ok(cut((*update).clone(), &fields))).await.is_err() {
-                                return;
+                    batch = updates.recv() => match batch {
+                        Ok(batch) => {
+                            for update in batch.iter() {
+                                if update.version <= sent {
+                                    continue;
+                                }
+                                sent = update.version;
+                                if tx.send(Ok(cut(update.clone(), &fields))).await.is_err() {
+                                    return;
+                                }
                             }
                         }
-                        Ok(_) => {}
                         Err(broadcast::error::RecvError::Lagged(_)) => {
                             let behind = ApiError::new(Reason::WatcherBehind, "this watcher fell behind; resume from the last version seen");
                             let _ = tx.send(Err(behind.into())).await;

@@ -495,8 +495,10 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
     }
 }
 
-/// Every update of a game from version 0 on, as the server streams it
-/// (until none comes for half a second).
+/// Every update of a game from version 0 on, as stored when the call is
+/// made: the watch's catch-up, which ends with the update carrying the
+/// game as it stands (live updates after it are not read). A catch-up
+/// that stalls for 10 s fails the test, a slow machine never cuts it.
 pub async fn stored_history(client: &mut Client, game_id: &str) -> Vec<pb::GameUpdate> {
     let mut stream = client
         .watch_game(pb::WatchGameRequest {
@@ -508,12 +510,23 @@ pub async fn stored_history(client: &mut Client, game_id: &str) -> Vec<pb::GameU
         .unwrap()
         .into_inner();
     let mut all = Vec::new();
-    while let Ok(Ok(Some(update))) =
-        tokio::time::timeout(std::time::Duration::from_millis(500), stream.message()).await
-    {
+    loop {
+        let update = tokio::time::timeout(std::time::Duration::from_secs(10), stream.message())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the history of {game_id} stalled after {} updates",
+                    all.len()
+                )
+            })
+            .unwrap_or_else(|s| panic!("the history of {game_id}: {s:?}"))
+            .unwrap_or_else(|| panic!("the history of {game_id} ended before the game"));
+        let last = update.game.is_some();
         all.push(update);
+        if last {
+            return all;
+        }
     }
-    all
 }
 
 /// Sets the server process's file-size limit (RLIMIT_FSIZE, with
