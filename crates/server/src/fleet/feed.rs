@@ -122,13 +122,18 @@ pub fn labels_of(json: &str) -> BTreeMap<String, String> {
     serde_json::from_str(json).unwrap_or_default()
 }
 
-/// A row's events, numbered, each with its cursor (`log_events`: the
-/// action's events, read from its log entry when asked for).
+/// A row's events of the kinds in `wanted` (bits, [`bit`]), numbered
+/// as among all of the row's events, each with its cursor (`log_events`:
+/// the action's events, read from its log entry when asked for). Events
+/// of other kinds are not built.
 pub fn events(
     row: &FeedRow,
     key: &TokenKey,
+    wanted: u32,
     log_events: Vec<pb::GameEvent>,
 ) -> Vec<(u32, pb::MatchEvent)> {
+    let has = |kind| row.kinds & bit(kind) != 0;
+    // Read whatever is wanted: the results number the row's events.
     let detail: Detail = if row.detail.is_empty() {
         Detail::default()
     } else {
@@ -139,81 +144,102 @@ pub fn events(
             Detail::default()
         })
     };
-    let has = |kind| row.kinds & bit(kind) != 0;
-    let labels: std::collections::HashMap<String, String> =
-        labels_of(&row.labels).into_iter().collect();
-    let base = |n: u32, kind: pb::MatchEventKind| pb::MatchEvent {
-        // A removal's row holds the match's last version, whose action
-        // has its own event 0: the removal's id says what it is.
-        event_id: match kind {
-            pb::MatchEventKind::Removed => format!("{}/{}/removed", row.game_id, row.version),
-            _ => format!("{}/{}/{n}", row.game_id, row.version),
-        },
-        cursor: Cursor {
-            position: row.position,
-            event: n,
-        }
-        .encode(key),
-        kind: kind as i32,
-        game_id: row.game_id.clone(),
-        version: row.version,
-        time: Some(convert::to_api::timestamp(row.at_ms)),
-        variant: row.variant.clone().unwrap_or_default(),
-        labels: labels.clone(),
-        players: Some(pb::Players {
-            white: row.players[0].clone(),
-            black: row.players[1].clone(),
-        }),
-        detail: None,
-    };
-    let mut out = Vec::new();
-    let mut n = 0;
+    // The row's events in order, each kind with its detail.
+    let mut all = Vec::new();
     if has(pb::MatchEventKind::Removed) {
-        out.push((n, base(n, pb::MatchEventKind::Removed)));
-        n += 1;
+        all.push((pb::MatchEventKind::Removed, None));
     } else if has(pb::MatchEventKind::Created) {
-        out.push((n, base(n, pb::MatchEventKind::Created)));
-        n += 1;
+        all.push((pb::MatchEventKind::Created, None));
     } else if has(pb::MatchEventKind::Action) {
-        let mut e = base(n, pb::MatchEventKind::Action);
-        e.detail = Some(pb::match_event::Detail::Action(pb::MatchAction {
-            events: log_events,
-        }));
-        out.push((n, e));
-        n += 1;
+        let action = pb::MatchAction { events: log_events };
+        all.push((
+            pb::MatchEventKind::Action,
+            Some(pb::match_event::Detail::Action(action)),
+        ));
     }
     for ended in &detail.results {
-        let mut e = base(n, pb::MatchEventKind::GameEnded);
-        e.detail = Some(pb::match_event::Detail::GameResult(
-            convert::to_api::result(&ended.result),
+        all.push((
+            pb::MatchEventKind::GameEnded,
+            Some(pb::match_event::Detail::GameResult(
+                convert::to_api::result(&ended.result),
+            )),
         ));
-        out.push((n, e));
-        n += 1;
     }
     if let Some(end) = &detail.end {
-        let mut e = base(n, pb::MatchEventKind::MatchEnded);
-        e.detail = Some(pb::match_event::Detail::MatchEnd(pb::MatchEnd {
-            winner: convert::to_api::seat_or_none(end.winner),
-            score: Some(pb::Score {
-                white: end.score[0],
-                black: end.score[1],
-            }),
-            reason: match end.reason.as_str() {
-                "points" => pb::MatchEndReason::Points,
-                "resignation" => pb::MatchEndReason::Resignation,
-                "time" => pb::MatchEndReason::Time,
-                "abandonment" => pb::MatchEndReason::Abandonment,
-                _ => pb::MatchEndReason::Unspecified,
-            } as i32,
-        }));
-        out.push((n, e));
+        all.push((
+            pb::MatchEventKind::MatchEnded,
+            Some(pb::match_event::Detail::MatchEnd(match_end(end))),
+        ));
     }
-    // The last event's cursor is "after the whole row": resuming from it
-    // needs nothing of the row, which may be trimmed meanwhile.
-    if let Some((_, last)) = out.last_mut() {
-        last.cursor = Cursor::after_row(row.position).encode(key);
+    let last = all.len().saturating_sub(1);
+    let mut labels = None;
+    let mut out = Vec::new();
+    for (n, (kind, detail)) in all.into_iter().enumerate() {
+        if wanted & bit(kind) == 0 {
+            continue;
+        }
+        let labels = labels.get_or_insert_with(|| {
+            labels_of(&row.labels)
+                .into_iter()
+                .collect::<std::collections::HashMap<_, _>>()
+        });
+        let n = n as u32;
+        // The last event's cursor is "after the whole row": resuming
+        // from it needs nothing of the row, which may be trimmed
+        // meanwhile.
+        let cursor = match n as usize == last {
+            true => Cursor::after_row(row.position),
+            false => Cursor {
+                position: row.position,
+                event: n,
+            },
+        };
+        out.push((
+            n,
+            pb::MatchEvent {
+                // A removal's row holds the match's last version, whose
+                // action has its own event 0: the removal's id says what
+                // it is.
+                event_id: match kind {
+                    pb::MatchEventKind::Removed => {
+                        format!("{}/{}/removed", row.game_id, row.version)
+                    }
+                    _ => format!("{}/{}/{n}", row.game_id, row.version),
+                },
+                cursor: cursor.encode(key),
+                kind: kind as i32,
+                game_id: row.game_id.clone(),
+                version: row.version,
+                time: Some(convert::to_api::timestamp(row.at_ms)),
+                variant: row.variant.clone().unwrap_or_default(),
+                labels: labels.clone(),
+                players: Some(pb::Players {
+                    white: row.players[0].clone(),
+                    black: row.players[1].clone(),
+                }),
+                detail,
+            },
+        ));
     }
     out
+}
+
+/// A match's end as the API shows it.
+fn match_end(end: &End) -> pb::MatchEnd {
+    pb::MatchEnd {
+        winner: convert::to_api::seat_or_none(end.winner),
+        score: Some(pb::Score {
+            white: end.score[0],
+            black: end.score[1],
+        }),
+        reason: match end.reason.as_str() {
+            "points" => pb::MatchEndReason::Points,
+            "resignation" => pb::MatchEndReason::Resignation,
+            "time" => pb::MatchEndReason::Time,
+            "abandonment" => pb::MatchEndReason::Abandonment,
+            _ => pb::MatchEndReason::Unspecified,
+        } as i32,
+    }
 }
 
 #[cfg(test)]
@@ -297,7 +323,34 @@ mod tests {
         );
     }
 
+    #[test]
+    fn events_of_some_kinds_are_those_of_all_kinds_with_the_same_numbers_and_cursors() {
+        let events = [
+            Event::GameEnded {
+                result: result(EndReason::Played),
+                score: [1, 0],
+            },
+            Event::MatchEnded {
+                winner: Some(Seat::White),
+                score: [1, 0],
+            },
+        ];
+        let key = TokenKey::derive(&[2; 32]);
+        let row = row(12, of_commit(12, &events));
+        let all = events_of(&row, &key);
+        assert_eq!(all.len(), 3);
+        for wanted in 0..32u32 {
+            let some = super::events(&row, &key, wanted, Vec::new());
+            let expected: Vec<_> = all
+                .iter()
+                .filter(|(_, e)| wanted & (1 << e.kind) != 0)
+                .cloned()
+                .collect();
+            assert_eq!(some, expected, "kinds {wanted:#b}");
+        }
+    }
+
     fn events_of(row: &FeedRow, key: &TokenKey) -> Vec<(u32, pb::MatchEvent)> {
-        events(row, key, Vec::new())
+        events(row, key, u32::MAX, Vec::new())
     }
 }

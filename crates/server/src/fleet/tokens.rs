@@ -16,9 +16,10 @@ type HmacSha256 = hmac::Hmac<Sha256>;
 /// Bytes of the HMAC a token carries.
 const TAG_BYTES: usize = 16;
 
-/// The key tokens are signed with.
+/// The key tokens are signed with, kept as an HMAC keyed with it (a
+/// copy of which signs each token: the key's own hashing is done once).
 #[derive(Clone)]
-pub struct TokenKey([u8; 32]);
+pub struct TokenKey(HmacSha256);
 
 impl TokenKey {
     /// Derived from the server's seat-token key, for this use only.
@@ -26,12 +27,15 @@ impl TokenKey {
         let mut mac = <HmacSha256 as KeyInit>::new_from_slice(secret)
             .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
         mac.update(b"backgammon fleet tokens v1");
-        TokenKey(mac.finalize().into_bytes().into())
+        let key: [u8; 32] = mac.finalize().into_bytes().into();
+        TokenKey(
+            <HmacSha256 as KeyInit>::new_from_slice(&key)
+                .unwrap_or_else(|_| unreachable!("HMAC takes any key length")),
+        )
     }
 
     fn tag(&self, payload: &[u8]) -> [u8; TAG_BYTES] {
-        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        let mut mac = self.0.clone();
         mac.update(payload);
         let full = mac.finalize().into_bytes();
         let mut tag = [0; TAG_BYTES];
@@ -53,7 +57,7 @@ impl TokenKey {
         }
         let bytes = URL_SAFE_NO_PAD.decode(token).ok()?;
         let (payload, tag) = bytes.split_at_checked(bytes.len().checked_sub(TAG_BYTES)?)?;
-        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0).ok()?;
+        let mut mac = self.0.clone();
         mac.update(payload);
         mac.verify_truncated_left(tag).ok()?;
         Some(payload.to_vec())

@@ -417,15 +417,10 @@ impl<S: GameStore> Follower<S> {
                 return;
             }
             let full = rows.len() == FEED_BATCH as usize;
+            let (from_row, from_event) = (at.position, at.event);
             let mut events = Vec::new();
             for row in &rows {
-                let log = match (
-                    &row.log,
-                    self.with_log && row.kinds & bit(pb::MatchEventKind::Action) != 0,
-                ) {
-                    (Some(text), true) => log_api_events(row.version, text).unwrap_or_default(),
-                    _ => Vec::new(),
-                };
+                at = Cursor::after_row(row.position);
                 let visible = self.access.sees(&row.owner)
                     && (self.variants.is_empty()
                         || row
@@ -435,16 +430,26 @@ impl<S: GameStore> Follower<S> {
                     && self.player.as_ref().is_none_or(|p| row.players.contains(p))
                     && (self.selector.is_empty()
                         || self.selector.matches(&feed::labels_of(&row.labels)));
-                for (n, event) in feed::events(row, &self.key, log) {
-                    if row.position == at.position && at.event != Cursor::ALL && n <= at.event {
-                        continue;
-                    }
-                    if !visible || self.kinds & (1 << event.kind) == 0 {
+                if !visible || row.kinds & self.kinds == 0 {
+                    continue;
+                }
+                let log = match (
+                    &row.log,
+                    self.with_log && row.kinds & bit(pb::MatchEventKind::Action) != 0,
+                ) {
+                    (Some(text), true) => log_api_events(row.version, text).unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                // `from` may be mid-row: the events already sent are not
+                // sent again.
+                let resumed =
+                    (row.position == from_row && from_event != Cursor::ALL).then_some(from_event);
+                for (n, event) in feed::events(row, &self.key, self.kinds, log) {
+                    if resumed.is_some_and(|seen| n <= seen) {
                         continue;
                     }
                     events.push(event);
                 }
-                at = Cursor::after_row(row.position);
             }
             if !events.is_empty() {
                 if tx.send(Ok(events)).await.is_err() {

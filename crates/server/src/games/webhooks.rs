@@ -450,15 +450,15 @@ impl<S: GameStore> Stager<S> {
         // An action's events, from its log entry (as the feed sends
         // them; an entry this server cannot read sends the action
         // without them, as the feed does).
+        let action = bit(pb::MatchEventKind::Action);
         let log = match &row.log {
-            Some(text) if row.kinds & bit(pb::MatchEventKind::Action) != 0 => {
+            Some(text) if row.kinds & e.kinds & action != 0 => {
                 log_api_events(row.version, text).unwrap_or_default()
             }
             _ => Vec::new(),
         };
-        feed::events(row, &self.key, log)
+        feed::events(row, &self.key, e.kinds, log)
             .into_iter()
-            .filter(|(_, event)| e.kinds & (1 << event.kind) != 0)
             .map(|(_, event)| {
                 Ok(NewDelivery {
                     payload: self.bodies.of(&event)?,
