@@ -269,12 +269,7 @@ async fn a_caller_creating_games_too_fast_is_told_to_wait() {
 async fn a_watcher_that_stops_reading_is_told_it_fell_behind_and_resumes_where_it_was() {
     let fixture = start();
     let mut client = connect(&fixture.server.addr).await;
-    let settings = pb::MatchSettings {
-        match_length: 0,
-        money_games: Some(0),
-        ..Default::default()
-    };
-    let mut g = new_game(&mut client, settings).await;
+    let mut g = new_game(&mut client, long_match()).await;
     let from = g.game.version;
     let narrow = tonic::transport::Endpoint::from_shared(fixture.server.addr.clone())
         .unwrap()
@@ -309,14 +304,13 @@ async fn a_watcher_that_stops_reading_is_told_it_fell_behind_and_resumes_where_i
     );
     let seen = versions.last().copied().unwrap_or(from);
     let mut rest = watch(&mut client, &g, seen).await;
-    while versions.last() != Some(&g.game.version) {
-        let update = tokio::time::timeout(Duration::from_secs(10), rest.message())
-            .await
-            .expect("the resumed watch answers")
-            .unwrap()
-            .expect("the resumed watch goes on");
-        versions.push(update.version);
-    }
+    hear_until(
+        &mut rest,
+        g.game.version,
+        &mut versions,
+        "the resumed watch",
+    )
+    .await;
     assert_eq!(
         versions,
         (from + 1..=g.game.version).collect::<Vec<_>>(),

@@ -253,16 +253,6 @@ async fn all_report(addrs: &[String], status: ServingStatus) {
     }
 }
 
-/// A money session with no limit of games: it goes on as long as a test
-/// plays, whatever the cube does.
-fn long_match() -> pb::MatchSettings {
-    pb::MatchSettings {
-        match_length: 0,
-        money_games: Some(0),
-        ..Default::default()
-    }
-}
-
 fn money() -> pb::MatchSettings {
     pb::MatchSettings {
         match_length: 0,
@@ -473,14 +463,7 @@ async fn a_watcher_hears_every_version_its_replica_catches_up_on_at_once() {
     assert_eq!(acks.len(), 100);
     replicas.servers[1].resume();
     let mut versions = Vec::new();
-    while versions.last() != Some(&g.game.version) {
-        let update = tokio::time::timeout(Duration::from_secs(10), updates.message())
-            .await
-            .expect("the watcher hears of every version within 10 s")
-            .unwrap_or_else(|s| panic!("the watch goes on: {s:?}"))
-            .expect("the stream goes on");
-        versions.push(update.version);
-    }
+    hear_until(&mut updates, g.game.version, &mut versions, "the watch").await;
     let first = g.game.version - 99;
     assert_eq!(
         versions,

@@ -260,6 +260,20 @@ mod tests {
         }
     }
 
+    /// White wins the game (by `reason`) and with it the match, 1-0.
+    fn game_and_match_won(reason: EndReason) -> [Event; 2] {
+        [
+            Event::GameEnded {
+                result: result(reason),
+                score: [1, 0],
+            },
+            Event::MatchEnded {
+                winner: Some(Seat::White),
+                score: [1, 0],
+            },
+        ]
+    }
+
     fn row(version: u64, feed: Feed) -> FeedRow {
         FeedRow {
             position: FeedPosition { tx: 0, seq: 4 },
@@ -279,16 +293,7 @@ mod tests {
 
     #[test]
     fn a_resignation_that_ends_the_match_is_an_action_a_game_and_the_match() {
-        let events = [
-            Event::GameEnded {
-                result: result(EndReason::Resigned),
-                score: [1, 0],
-            },
-            Event::MatchEnded {
-                winner: Some(Seat::White),
-                score: [1, 0],
-            },
-        ];
+        let events = game_and_match_won(EndReason::Resigned);
         let feed = of_commit(9, &events);
         let key = TokenKey::derive(&[1; 32]);
         let read = events_of(&row(9, feed), &key);
@@ -325,16 +330,7 @@ mod tests {
 
     #[test]
     fn events_of_some_kinds_are_those_of_all_kinds_with_the_same_numbers_and_cursors() {
-        let events = [
-            Event::GameEnded {
-                result: result(EndReason::Played),
-                score: [1, 0],
-            },
-            Event::MatchEnded {
-                winner: Some(Seat::White),
-                score: [1, 0],
-            },
-        ];
+        let events = game_and_match_won(EndReason::Played);
         let key = TokenKey::derive(&[2; 32]);
         let row = row(12, of_commit(12, &events));
         let all = events_of(&row, &key);

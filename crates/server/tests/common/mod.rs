@@ -495,6 +495,34 @@ pub fn next_action(game: &pb::Game, rng: &mut StdRng, may_double: bool) -> Optio
     }
 }
 
+/// A money session with no limit of games: it goes on as long as a test
+/// plays, whatever the cube does.
+pub fn long_match() -> pb::MatchSettings {
+    pb::MatchSettings {
+        match_length: 0,
+        money_games: Some(0),
+        ..Default::default()
+    }
+}
+
+/// Reads a watch into `heard` until it has the update of version `last`,
+/// each update within 10 s (`what` names the watch in a failure).
+pub async fn hear_until(
+    updates: &mut tonic::Streaming<pb::GameUpdate>,
+    last: u64,
+    heard: &mut Vec<u64>,
+    what: &str,
+) {
+    while heard.last() != Some(&last) {
+        let update = tokio::time::timeout(std::time::Duration::from_secs(10), updates.message())
+            .await
+            .unwrap_or_else(|_| panic!("{what}: no update within 10 s after {heard:?}"))
+            .unwrap_or_else(|s| panic!("{what} goes on: {s:?}"))
+            .unwrap_or_else(|| panic!("{what} ended after {heard:?}"));
+        heard.push(update.version);
+    }
+}
+
 /// Every update of a game from version 0 on, as stored when the call is
 /// made: the watch's catch-up, which ends with the update carrying the
 /// game as it stands (live updates after it are not read). A catch-up
