@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use bg_bot::net::Net;
 use bg_bot::player::{HeuristicPlayer, Player, RandomPlayer, SearchPlayer};
 use bg_bot_train::duel::{DuelResult, duel};
@@ -94,7 +94,7 @@ macro_rules! with_variant {
 enum Against {
     Random,
     Heuristic,
-    /// The same net at 0-ply.
+    /// A net at 0-ply: the same one, or `--against-weights`.
     Net,
 }
 
@@ -170,6 +170,10 @@ enum Command {
         seed: u64,
         #[arg(long)]
         weights: Option<PathBuf>,
+        /// With `--against net`: the other net's weights (a net of
+        /// another size or training), instead of the same net.
+        #[arg(long)]
+        against_weights: Option<PathBuf>,
         /// The net's search: 0 (the best play by the net) or 1 (the eight
         /// best looked at one roll ahead).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
@@ -232,11 +236,20 @@ fn main() -> Result<()> {
             against,
             seed,
             weights,
+            against_weights,
             plies,
             noise,
             level,
         } => {
             let net = load(variant, weights)?;
+            let (other_net, other_name) = match against_weights {
+                Some(path) if matches!(against, Against::Net) => (
+                    load(variant, Some(path.clone()))?,
+                    format!("net {}", path.display()),
+                ),
+                Some(_) => bail!("--against-weights is for --against net"),
+                None => (net.clone(), name(against).to_string()),
+            };
             let plies = match level.as_deref() {
                 Some(name) => {
                     let level =
@@ -249,9 +262,9 @@ fn main() -> Result<()> {
                 None => Search { plies, noise },
             };
             let result = with_variant!(variant, |v, checkers| measure_at(
-                v, &net, checkers, plies, against, games, seed
+                v, &net, &other_net, checkers, plies, against, games, seed
             ))?;
-            println!("net ({plies}) against {}: {result}", name(against));
+            println!("net ({plies}) against {other_name}: {result}");
             Ok(())
         }
     }
@@ -380,7 +393,7 @@ fn measure<V: Variant>(
         plies: 0,
         noise: None,
     };
-    measure_at(variant, net, checkers, search, against, games, seed)
+    measure_at(variant, net, net, checkers, search, against, games, seed)
 }
 
 /// How the net plays: its search, or a weaker level.
@@ -399,10 +412,13 @@ impl std::fmt::Display for Search {
     }
 }
 
-/// The net, searching as `search` says, against `against`.
+/// The net, searching as `search` says, against `against` (`other_net`
+/// if that is a net).
+#[allow(clippy::too_many_arguments)]
 fn measure_at<V: Variant>(
     variant: &V,
     net: &Net,
+    other_net: &Net,
     checkers: u8,
     search: Search,
     against: Against,
@@ -414,7 +430,7 @@ fn measure_at<V: Variant>(
         search.noise.unwrap_or(0.0),
         StdRng::seed_from_u64(seed ^ 0x401e),
     );
-    let mut other = opponent(against, net, checkers, seed);
+    let mut other = opponent(against, other_net, checkers, seed);
     duel(variant, &mut player, other.as_mut(), games, &mut rng)
 }
 
