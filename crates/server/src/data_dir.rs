@@ -190,6 +190,55 @@ async fn shared_token_key(path: &Path, store: &impl GameStore) -> anyhow::Result
     Ok(key)
 }
 
+/// The two keys of a rotation (`backgammond rotate-key`): the one in
+/// `current` (the key the servers use), checked against the database,
+/// and the new one in `new_file`. A rotation interrupted after the
+/// database recorded the new key is taken up again (the database then
+/// names the new key, the file still holds the old one).
+pub async fn rotation_keys(
+    current: &Path,
+    new_file: &Path,
+    store: &impl GameStore,
+) -> anyhow::Result<([u8; 32], [u8; 32])> {
+    let Some(old) = read_key(current)? else {
+        bail!(
+            "{} does not exist: rotate-key replaces the key the servers use (--token-key-file, or server.key in --data-dir)",
+            current.display()
+        );
+    };
+    let Some(new) = read_key(new_file)? else {
+        bail!(
+            "{} does not exist: make the new key first with `backgammond token-key {}`",
+            new_file.display(),
+            new_file.display()
+        );
+    };
+    if old == new {
+        bail!(
+            "{} holds the key in use already: nothing to rotate",
+            new_file.display()
+        );
+    }
+    let recorded = store.setting(TOKEN_KEY_FINGERPRINT).await?;
+    match recorded {
+        Some(recorded) if recorded == fingerprint(&old) || recorded == fingerprint(&new) => {}
+        Some(_) => bail!(
+            "{} is not the key this database's games were made with (its fingerprint differs): rotate from the key in use",
+            current.display()
+        ),
+        None => bail!("this database has recorded no key yet: there is nothing to rotate"),
+    }
+    Ok((old, new))
+}
+
+/// Records `key` as the one this database's servers use.
+pub async fn record_key(key: &[u8; 32], store: &impl GameStore) -> anyhow::Result<()> {
+    store
+        .set_setting(TOKEN_KEY_FINGERPRINT, &fingerprint(key))
+        .await
+        .context("recording the token key's fingerprint")
+}
+
 /// SHA-256 of the key, with a label: names the key, reveals nothing of it.
 fn fingerprint(key: &[u8; 32]) -> Vec<u8> {
     let mut hash = Sha256::new();

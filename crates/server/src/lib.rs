@@ -98,6 +98,80 @@ pub async fn run(
     }
 }
 
+/// What `backgammond rotate-key` did.
+#[derive(Debug)]
+pub struct Rotated {
+    /// The key file now holding the new key.
+    pub key_file: std::path::PathBuf,
+    /// Seeds of matches in progress sealed again under the new key.
+    pub resealed: u64,
+}
+
+/// Rotates the token key, every server stopped: the seeds of matches in
+/// progress sealed under the key in use are sealed again under the key
+/// in `new_key_file`, the database records the new key, and the key
+/// file in use (`--token-key-file`, or the data folder's `server.key`)
+/// is replaced by the new key. Seat tokens already given keep working
+/// (a token is checked against the hash stored when its game began);
+/// new games' tokens, feed cursors, page tokens and sealed seeds derive
+/// from the new key. Run again after an interruption, it finishes.
+pub async fn rotate_key(
+    data_dir: &std::path::Path,
+    database: Database,
+    token_key_file: Option<std::path::PathBuf>,
+    new_key_file: &std::path::Path,
+) -> anyhow::Result<Rotated> {
+    match database {
+        Database::Sqlite(path) => {
+            // Refused while a server holds the folder.
+            let data = DataDir::lock(data_dir)?;
+            let file_lock = path.as_deref().map(DataDir::lock_file_of).transpose()?;
+            let database = path.unwrap_or_else(|| data.database());
+            let key_file = token_key_file.unwrap_or_else(|| data.key_file());
+            data_dir::check_database_present(&database, &key_file)?;
+            let store = SqliteStore::open(&database, Durability::Full)
+                .await
+                .with_context(|| format!("opening {}", database.display()))?;
+            let rotated = rotate_in(store, key_file, new_key_file).await;
+            drop((data, file_lock));
+            rotated
+        }
+        Database::Postgres(url) => {
+            let key_file = token_key_file.unwrap_or_else(|| data_dir.join("server.key"));
+            let store = PgStore::connect(&url)
+                .await
+                .with_context(|| format!("connecting to {}", redacted(&url)))?;
+            rotate_in(store, key_file, new_key_file).await
+        }
+    }
+}
+
+async fn rotate_in<S: GameStore>(
+    store: S,
+    key_file: std::path::PathBuf,
+    new_key_file: &std::path::Path,
+) -> anyhow::Result<Rotated> {
+    let (old, new) = data_dir::rotation_keys(&key_file, new_key_file, &store).await?;
+    let (_stop, stop_rx) = watch::channel(false);
+    let games = games::Games::new(
+        store.clone(),
+        new,
+        Arc::new(PluginHost::with_dirs(Vec::new())),
+        stop_rx,
+    );
+    let resealed = games
+        .reseal_seeds(&snapshot::SeedKey::derive(&old))
+        .await
+        .map_err(|e| anyhow::anyhow!("sealing the stored server seeds again: {}", e.message))?;
+    // In this order, so that an interruption anywhere is taken up again
+    // by running the command again: the seeds, the database's record of
+    // the key, then the key file.
+    data_dir::record_key(&new, &store).await?;
+    data_dir::write_key(&key_file, &new)?;
+    store.close().await;
+    Ok(Rotated { key_file, resealed })
+}
+
 /// Serves the games in `store` until `shutdown` resolves.
 async fn serve<S: GameStore>(
     config: Config,

@@ -275,6 +275,17 @@ enum Sub {
         /// The file to create.
         file: PathBuf,
     },
+    /// Replaces the token key with the one in NEW_KEY_FILE, every server
+    /// of the database stopped (made with `backgammond token-key`): the
+    /// dice seeds of matches in progress are sealed again under it, the
+    /// database records it, and the key file in use (--token-key-file,
+    /// or server.key in --data-dir) is overwritten with it. Seat tokens
+    /// already given keep working; feed cursors and page tokens made
+    /// with the old key do not. Run again after an interruption.
+    RotateKey {
+        /// The new key (32 bytes, from `backgammond token-key`).
+        new_key_file: PathBuf,
+    },
     /// Copies the data folder (--data-dir) into a new folder, consistently,
     /// while a server may go on using it: the database, compacted, and
     /// its server.key. To restore, start a server on the copy.
@@ -414,6 +425,20 @@ fn main() -> Result<()> {
             println!(
                 "created {} (give the same file to every replica)",
                 file.display()
+            );
+            Ok(())
+        }
+        Some(Sub::RotateKey { new_key_file }) => {
+            let rotated = runtime.block_on(bg_server::rotate_key(
+                &cli.data_dir,
+                database.unwrap_or(Database::Sqlite(None)),
+                cli.token_key_file,
+                &new_key_file,
+            ))?;
+            println!(
+                "rotated: {} now holds the new key; {} seeds of matches in progress sealed again under it (with replicas, copy it to each before starting them)",
+                rotated.key_file.display(),
+                rotated.resealed
             );
             Ok(())
         }

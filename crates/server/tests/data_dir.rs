@@ -654,3 +654,107 @@ async fn a_seed_stored_in_the_clear_is_sealed_at_startup_and_the_match_plays_on(
     let mut client = connect(&fixture.server.addr).await;
     assert_eq!(revealed_seed(&mut client, &mut g).await, plain);
 }
+
+/// The server seed in a game's stored state, opened with `key` (the
+/// token key it was sealed under), or why not.
+async fn open_stored_seed(fixture: &Fixture, game_id: &str, key: &[u8]) -> Result<String, String> {
+    let state = stored_state(fixture, game_id).await;
+    let start = state.find("\"server_seed\":\"").unwrap() + "\"server_seed\":\"".len();
+    let end = start + state[start..].find('"').unwrap();
+    let key: [u8; 32] = key.try_into().unwrap();
+    bg_server::snapshot::Seal {
+        key: &bg_server::snapshot::SeedKey::derive(&key),
+        game_id,
+    }
+    .open(&state[start..end])
+}
+
+fn backgammond(data: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Issue 49, rotation: `backgammond rotate-key NEW` (refused while a
+/// server holds the folder) seals the dice seed of a match in progress
+/// again under the new key, so the old key opens nothing stored; the
+/// data folder's key becomes the new one; the match plays on with the
+/// seat tokens first given and reveals the same seed at its end; a
+/// retried NewGame cannot give its tokens again (they were derived from
+/// the old key); run again, or from a key that is not the database's, it
+/// is refused and changes nothing.
+#[tokio::test]
+async fn rotating_the_key_seals_the_seeds_again_and_the_match_plays_on_with_its_tokens() {
+    let mut fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let first = pb::NewGameRequest {
+        variant: "standard".into(),
+        settings: Some(one_point()),
+        request_id: "0b6f7c1e-2d4a-4c8e-9f10-7a3b5c9d1e2f".into(),
+        ..Default::default()
+    };
+    let mut g = variant_game(&mut client, first.clone()).await.unwrap();
+    let data = data_of(&fixture).to_path_buf();
+    let keys = tempfile::tempdir().unwrap();
+    let new_file = keys.path().join("new.key");
+    let made = backgammond(&data, &["token-key".as_ref(), new_file.as_os_str()]);
+    assert!(made.status.success(), "{made:?}");
+    let rotate = [std::ffi::OsStr::new("rotate-key"), new_file.as_os_str()];
+    let busy = backgammond(&data, &rotate);
+    assert!(!busy.status.success(), "rotated under a running server");
+    assert!(
+        String::from_utf8_lossy(&busy.stderr).contains("another backgammond"),
+        "{busy:?}"
+    );
+
+    fixture.server.terminate();
+    let old_key = std::fs::read(data.join("server.key")).unwrap();
+    let new_key = std::fs::read(&new_file).unwrap();
+    let seed = open_stored_seed(&fixture, &g.id(), &old_key).await.unwrap();
+    let rotated = backgammond(&data, &rotate);
+    assert!(rotated.status.success(), "{rotated:?}");
+    assert!(
+        String::from_utf8_lossy(&rotated.stdout).contains("1 seeds"),
+        "{rotated:?}"
+    );
+    assert_eq!(std::fs::read(data.join("server.key")).unwrap(), new_key);
+    assert!(open_stored_seed(&fixture, &g.id(), &old_key).await.is_err());
+    assert_eq!(
+        open_stored_seed(&fixture, &g.id(), &new_key).await.unwrap(),
+        seed
+    );
+
+    // Refused, nothing changed: the same key again, or rotating from a
+    // key that is not the database's.
+    let again = backgammond(&data, &rotate);
+    assert!(!again.status.success(), "{again:?}");
+    let stray = keys.path().join("stray.key");
+    std::fs::write(&stray, [9u8; 32]).unwrap();
+    let third = keys.path().join("third.key");
+    std::fs::write(&third, [10u8; 32]).unwrap();
+    let wrong = backgammond(
+        &data,
+        &[
+            "--token-key-file".as_ref(),
+            stray.as_os_str(),
+            "rotate-key".as_ref(),
+            third.as_os_str(),
+        ],
+    );
+    assert!(!wrong.status.success(), "{wrong:?}");
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("not the key this database"),
+        "{wrong:?}"
+    );
+    assert_eq!(std::fs::read(data.join("server.key")).unwrap(), new_key);
+    assert_eq!(std::fs::read(&stray).unwrap(), [9u8; 32]);
+
+    fixture.server.restart();
+    let mut client = connect(&fixture.server.addr).await;
+    let retried = client.new_game(first).await.unwrap_err();
+    assert_eq!(reason(&retried), "ANSWER_UNAVAILABLE", "{retried:?}");
+    assert_eq!(revealed_seed(&mut client, &mut g).await, seed);
+}

@@ -661,6 +661,86 @@ async fn a_replica_without_the_shared_key_refuses_to_start() {
     assert!(said.contains("not the key"), "{said}");
 }
 
+/// Issue 49, rotation on PostgreSQL: every replica stopped,
+/// `backgammond rotate-key` with the database's URL and the shared key
+/// file seals the dice seeds of the matches in progress again and
+/// rewrites the file; the replicas, started again on it, play those
+/// matches on with the seat tokens first given, each revealing the seed
+/// its commitment named at the start; a replica given the old key
+/// refuses to start.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_key_rotation_every_replica_plays_on_and_the_old_key_is_refused() {
+    use sha2::Digest;
+    let Some(mut replicas) = Replicas::start("key_rotated", 2) else {
+        return;
+    };
+    let mut clients = replicas.clients().await;
+    let one_point = pb::MatchSettings {
+        match_length: 1,
+        ..Default::default()
+    };
+    let mut games = Vec::new();
+    for i in 0..4 {
+        games.push(new_game(&mut clients[i % 2], one_point).await);
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let old = keys.path().join("old.key");
+    std::fs::copy(&replicas.key, &old).unwrap();
+    let new = keys.path().join("new.key");
+    for server in &mut replicas.servers {
+        server.terminate();
+    }
+    let backgammond = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
+            .args(["--database", &replicas.url])
+            .arg("--token-key-file")
+            .arg(&replicas.key)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let made = backgammond(&["token-key".as_ref(), new.as_os_str()]);
+    assert!(made.status.success(), "{made:?}");
+    let rotated = backgammond(&["rotate-key".as_ref(), new.as_os_str()]);
+    assert!(rotated.status.success(), "{rotated:?}");
+    assert!(
+        String::from_utf8_lossy(&rotated.stdout).contains("4 seeds"),
+        "{rotated:?}"
+    );
+    assert_eq!(
+        std::fs::read(&replicas.key).unwrap(),
+        std::fs::read(&new).unwrap()
+    );
+
+    for server in &mut replicas.servers {
+        server.restart();
+    }
+    let mut clients = replicas.clients().await;
+    for (i, g) in games.iter_mut().enumerate() {
+        let commitment = g.game.verifiable_dice.clone().unwrap().commitment;
+        resign(&mut clients[(i + 1) % 2], g).await;
+        assert_eq!(g.game.phase, pb::Phase::MatchOver as i32);
+        let seed = hex::decode(g.game.verifiable_dice.clone().unwrap().server_seed).unwrap();
+        assert_eq!(hex::encode(sha2::Sha256::digest(&seed)), commitment);
+    }
+
+    let data = tempfile::tempdir().unwrap();
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
+        .args(["--listen", "127.0.0.1:0", "--database", &replicas.url])
+        .arg("--plugin-dir")
+        .arg(replicas.plugins.path())
+        .arg("--data-dir")
+        .arg(data.path())
+        .arg("--token-key-file")
+        .arg(&old)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("not the key"), "{said}");
+}
+
 /// Each action acknowledged by one replica reaches a watcher of another by
 /// its notice (the periodic reading is off here): it fails if notices do
 /// not arrive. The delays are printed, as figures only (docs/benchmarks.md's come

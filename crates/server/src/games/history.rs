@@ -262,7 +262,36 @@ impl<S: GameStore> Games<S> {
     /// how many were sealed. A game that moved on meanwhile (another
     /// replica) was stored sealed by its action.
     pub async fn seal_plain_seeds(&self) -> Result<u64, ApiError> {
-        let mut sealed = 0;
+        self.store_seeds_again(|state, _| {
+            snapshot::sealed::holds_plain_seed(state).then_some(&self.seed_key)
+        })
+        .await
+    }
+
+    /// Seals again under this server's key the seeds of matches in
+    /// progress sealed under `old`, the token key before this one
+    /// (`backgammond rotate-key`, every server stopped), then compacts
+    /// the database so that no copy sealed under `old` is left in its
+    /// files. A seed that opens with this server's key already (a
+    /// rotation interrupted and run again) is left as it is. Returns how
+    /// many were sealed again.
+    pub async fn reseal_seeds(&self, old: &snapshot::SeedKey) -> Result<u64, ApiError> {
+        self.store_seeds_again(|state, game_id| {
+            let opens = snapshot::decode(state, self.seal(game_id)).is_ok();
+            (!opens).then_some(old)
+        })
+        .await
+    }
+
+    /// Stores again, its seed sealed under this server's key, each match
+    /// in progress for which `opener` (given the stored state and the
+    /// game id) names the key its seed opens with; then compacts the
+    /// database if any was. Returns how many.
+    async fn store_seeds_again<'k>(
+        &'k self,
+        opener: impl Fn(&str, &str) -> Option<&'k snapshot::SeedKey>,
+    ) -> Result<u64, ApiError> {
+        let mut stored = 0;
         let mut after = None;
         loop {
             let page = self
@@ -291,17 +320,21 @@ impl<S: GameStore> Games<S> {
                     }
                     Err(e) => return Err(ApiError::store(e)),
                 };
-                if !snapshot::sealed::holds_plain_seed(&record.state) {
+                let Some(key) = opener(&record.state, &record.game_id) else {
                     continue;
-                }
-                let seal = self.seal(&record.game_id);
-                let (game, dice, clock) = match snapshot::decode(&record.state, seal) {
+                };
+                let opened = snapshot::Seal {
+                    key,
+                    game_id: &record.game_id,
+                };
+                let (game, dice, clock) = match snapshot::decode(&record.state, opened) {
                     Ok(stored) => stored,
                     Err(e) => {
                         tracing::warn!(game_id = %record.game_id, error = %e, "a stored game is unreadable; its seed is left as it is");
                         continue;
                     }
                 };
+                let seal = self.seal(&record.game_id);
                 let state = snapshot::encode(&game, dice.as_ref(), clock.as_ref(), seal)
                     .map_err(unserialisable)?;
                 if self
@@ -310,13 +343,13 @@ impl<S: GameStore> Games<S> {
                     .await
                     .map_err(ApiError::store)?
                 {
-                    sealed += 1;
+                    stored += 1;
                 }
             }
         }
-        if sealed > 0 {
+        if stored > 0 {
             self.store.compact().await.map_err(ApiError::store)?;
         }
-        Ok(sealed)
+        Ok(stored)
     }
 }

@@ -9,7 +9,7 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 
 use super::cache::Live;
-use super::seats::seat_token;
+use super::seats::{seat_token, token_hash};
 use super::{Games, corrupt};
 use crate::convert;
 use crate::error::{ApiError, Reason};
@@ -203,6 +203,17 @@ impl<S: GameStore> Games<S> {
             .unwrap_or_default();
         response.white_token = seat_token(&self.secret, &game_id, Seat::White);
         response.black_token = seat_token(&self.secret, &game_id, Seat::Black);
+        // Derived again from this server's key: the game's own tokens only
+        // if the key has not been rotated since the game began.
+        let slot = self.slot(&game_id);
+        let mut guard = slot.live.lock().await;
+        let live = self.fresh(&slot, &mut guard, &game_id).await?;
+        if token_hash(&response.white_token) != live.record.token_hashes[Seat::White.index()] {
+            return Err(ApiError::new(
+                Reason::AnswerUnavailable,
+                "this NewGame was answered under the server's previous token key (rotated since): its seat tokens cannot be given again; the tokens first given still work",
+            ));
+        }
         no_tokens_for_bots(&mut response);
         Ok(response)
     }
