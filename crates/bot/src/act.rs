@@ -209,6 +209,42 @@ pub fn play_value(m: Option<&Match>, seat: Seat) -> impl Fn(&Evaluation) -> f32 
     }
 }
 
+/// Each of `ranked`'s loss to the best by `value` (in `ranked`'s order,
+/// never below 0). A play valued at the deepest search loses its
+/// distance to the best there. One not looked at again (a 1-ply rank's
+/// plays after the best [`ONE_PLY_KEEP`](crate::search::ONE_PLY_KEEP))
+/// was left out for being worse at 0-ply than every play that was: it
+/// loses more than the worst of those, by its 0-ply distance below the
+/// last of them. So losses grow down a ranking, and a play's loss never
+/// compares values of two searches (a 1-ply value and a 0-ply one differ
+/// by more than the plays do).
+pub fn losses(ranked: &[Ranked], value: impl Fn(&Evaluation) -> f32) -> Vec<f32> {
+    let Some(deepest) = ranked.iter().map(|r| r.plies).max() else {
+        return Vec::new();
+    };
+    let searched = || ranked.iter().filter(|r| r.plies == deepest);
+    let best = searched()
+        .map(|r| value(&r.value))
+        .fold(f32::NEG_INFINITY, f32::max);
+    let worst_loss = searched()
+        .map(|r| best - value(&r.value))
+        .fold(0.0, f32::max);
+    let last_searched = searched()
+        .map(|r| value(&r.zero_ply))
+        .fold(f32::INFINITY, f32::min);
+    ranked
+        .iter()
+        .map(|r| {
+            let loss = if r.plies == deepest {
+                best - value(&r.value)
+            } else {
+                worst_loss + (last_searched - value(&r.zero_ply)).max(0.0)
+            };
+            loss.max(0.0)
+        })
+        .collect()
+}
+
 /// The best of `ranked` by `value`: of the plays valued at the deepest
 /// search ([`rank`] puts them first), the highest, the first of equals.
 /// `value` is asked once a play, in the ranking's order.
@@ -266,4 +302,49 @@ pub fn normal(rng: &mut impl Rng) -> f32 {
 /// ([`CubeEquities::of_match`]).
 pub fn cube_equities(m: &Match, board: &Board, roller: Seat, value: &Evaluation) -> CubeEquities {
     CubeEquities::of_match(m, board, roller, value)
+}
+
+#[cfg(test)]
+mod losses_tests {
+    use super::losses;
+    use crate::search::{Evaluation, Ranked};
+
+    fn worth(equity: f32) -> Evaluation {
+        Evaluation {
+            outputs: [0.0; crate::net::OUTPUTS],
+            equity,
+        }
+    }
+
+    fn ranked(index: usize, plies: u8, value: f32, zero_ply: f32) -> Ranked {
+        Ranked {
+            index,
+            value: worth(value),
+            plies,
+            zero_ply: worth(zero_ply),
+        }
+    }
+
+    /// A 1-ply ranking: the two plays looked at again are judged against
+    /// each other at 1-ply; the ones left out at 0-ply lose more than
+    /// the worst of them, by their 0-ply distance below the last one,
+    /// even where their 0-ply value is above every 1-ply value.
+    #[test]
+    fn a_play_not_looked_at_again_loses_more_than_every_play_that_was() {
+        let ranking = [
+            ranked(3, 1, 0.10, 0.30),
+            ranked(0, 1, 0.04, 0.35),
+            ranked(1, 0, 0.28, 0.28),
+            ranked(2, 0, 0.20, 0.20),
+        ];
+        let lost = losses(&ranking, |e| e.equity);
+        let expected = [0.0, 0.06, 0.06 + 0.02, 0.06 + 0.10];
+        for (l, e) in lost.iter().zip(expected) {
+            assert!((l - e).abs() < 1e-6, "{lost:?}");
+        }
+        // At 0-ply alone: each play's distance to the best.
+        let flat = [ranked(0, 0, 0.5, 0.5), ranked(1, 0, 0.2, 0.2)];
+        assert_eq!(losses(&flat, |e| e.equity), vec![0.0, 0.3]);
+        assert!(losses(&[], |e: &Evaluation| e.equity).is_empty());
+    }
 }

@@ -108,6 +108,9 @@ pub struct Ranked {
     pub value: Evaluation,
     /// The search that valued it: 0 or 1.
     pub plies: u8,
+    /// Its value at 0-ply (`value` itself when `plies` is 0): how the
+    /// plays not looked at again compare with those that were.
+    pub zero_ply: Evaluation,
 }
 
 /// The legal `plays` of `seat` with `dice` in `state`, best first: each
@@ -130,6 +133,7 @@ pub fn rank<R: Rules + ?Sized>(
             index,
             value,
             plies: 0,
+            zero_ply: value,
         })
         .collect();
     by_equity(&mut ranked);

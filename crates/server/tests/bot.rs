@@ -861,3 +861,51 @@ async fn hint_s_cube_is_the_model_s_on_its_chances_and_near_gnubg_s() {
     assert!(agree >= 22, "{agree} of {} decisions alike", hints.len());
     assert!(median < 0.15, "median difference {median}");
 }
+
+/// A whole match analysed at 1-ply is hundreds of plugin calls an action:
+/// it may take longer than one call's deadline (here 150 ms) without
+/// being taken for a plugin that spins, and the variant stays available.
+#[tokio::test]
+async fn a_whole_match_analysed_may_take_longer_than_one_plugin_call() {
+    let fixture = start_with_args(&["--plugin-call-timeout-ms", "150"]);
+    let mut client = connect(&fixture.server.addr).await;
+    let settings = pb::MatchSettings {
+        match_length: 3,
+        ..Default::default()
+    };
+    // The computer at 0-ply: each reply well within the deadline.
+    let request = with_bot("standard", settings, "advanced");
+    let mut g = variant_game(&mut client, request).await.unwrap();
+    let mut rng = StdRng::seed_from_u64(49);
+    for _ in 0..2_000 {
+        if g.game.phase == pb::Phase::MatchOver as i32 {
+            break;
+        }
+        let may_double = g.game.cube.is_some_and(|c| c.owner != BLACK);
+        let sent = next_action(&g.game, &mut rng, may_double).expect("an action for white");
+        g.game = send(&mut client, &sent, &g.tokens[0]).await.unwrap();
+    }
+    assert_eq!(g.game.phase, pb::Phase::MatchOver as i32, "the match ends");
+    let started = std::time::Instant::now();
+    let analysis = client
+        .analyze_match(pb::AnalyzeMatchRequest {
+            game_id: g.id(),
+            plies: Some(1),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    println!(
+        "{} decisions analysed at 1-ply in {:?}",
+        analysis.decisions.len(),
+        started.elapsed()
+    );
+    assert!(
+        analysis.decisions.len() > 20,
+        "{}",
+        analysis.decisions.len()
+    );
+    // The variant is still served.
+    let next = with_bot("standard", settings, "advanced");
+    variant_game(&mut client, next).await.unwrap();
+}

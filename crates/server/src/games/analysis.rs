@@ -5,9 +5,9 @@
 //! action, and each player's totals become error rates.
 
 use bg_api::v1 as pb;
-use bg_bot::act::{best_by, cube_equities, play_value};
+use bg_bot::act::{best_by, cube_equities, losses, play_value};
 use bg_bot::cube::CubeAction;
-use bg_bot::search::{Evaluation, Evaluator, Ranked, before_roll, choices, rank};
+use bg_bot::search::{Evaluator, before_roll, choices, rank};
 use bg_engine::game::{Command, CommandError, Match, Phase, Rules};
 use bg_engine::{LegalPlay, Seat};
 use bg_store::GameStore;
@@ -17,6 +17,10 @@ use super::history::replay;
 use super::{Games, bots, game_id_of};
 use crate::convert;
 use crate::error::{ApiError, Reason};
+
+/// The longest a match's analysis may take (a 1-ply analysis takes a few
+/// milliseconds an action in a release build).
+const ANALYSIS_BUDGET: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// The error rate's scale: mean equity lost x 500, as GNU Backgammon
 /// reports it.
@@ -60,7 +64,16 @@ impl<S: GameStore> Games<S> {
             .map_err(crate::error::ApiError::store)?;
         let base = live.clone();
         let key = self.seed_key.clone();
-        self.off_runtime(&live.rules.plugin, move || {
+        // The whole match is judged in one piece of work, hundreds of
+        // plugin calls an action at 1-ply: it may take as long as one
+        // call for each action logged (up to a bound), so that a long
+        // match is not taken for a plugin that spins.
+        let actions = u32::try_from(log.len()).unwrap_or(u32::MAX).max(1);
+        let budget = self
+            .plugin_deadline
+            .saturating_mul(actions)
+            .min(ANALYSIS_BUDGET.max(self.plugin_deadline));
+        self.off_runtime_within(&live.rules.plugin, budget, move || {
             let mut judge = Judge {
                 live: &base,
                 eval: Evaluator {
@@ -186,7 +199,11 @@ impl Judge<'_> {
         let Some(best) = best_by(&ranked, &value) else {
             return Ok(None);
         };
-        let value_of_made = value_of(&ranked, made, &value);
+        let lost = ranked
+            .iter()
+            .zip(losses(&ranked, &value))
+            .find(|(r, _)| r.index == made)
+            .map_or(0.0, |(_, loss)| loss);
         let show = |lp: &LegalPlay| bots::shown(rules, lp, seat);
         Ok(Some(pb::AnalyzedDecision {
             kind: "move".into(),
@@ -196,7 +213,7 @@ impl Judge<'_> {
             }),
             played: Some(show(&legal[made])),
             best: Some(show(&legal[best.index])),
-            equity_lost: f64::from((value(&best.value) - value_of_made).max(0.0)),
+            equity_lost: f64::from(lost),
             ..Default::default()
         }))
     }
@@ -284,14 +301,6 @@ impl Judge<'_> {
             ..Default::default()
         })
     }
-}
-
-/// The value of the play at `index` among the ranked, by `value`.
-fn value_of(ranked: &[Ranked], index: usize, value: impl Fn(&Evaluation) -> f32) -> f32 {
-    ranked
-        .iter()
-        .find(|r| r.index == index)
-        .map_or(f32::NEG_INFINITY, |r| value(&r.value))
 }
 
 /// A player's totals.

@@ -39,6 +39,19 @@ impl<S: GameStore> Games<S> {
         plugin: &Arc<Plugin>,
         work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
+        self.off_runtime_within(plugin, self.plugin_deadline, work)
+            .await
+    }
+
+    /// Runs `work`, which calls `plugin`, on the plugin threads, within
+    /// `budget`: the plugin-call deadline, or more for work made of many
+    /// calls whose number grows with the match (a whole match analysed).
+    pub(super) async fn off_runtime_within<T: Send + 'static>(
+        &self,
+        plugin: &Arc<Plugin>,
+        budget: Duration,
+        work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
         if let Some(unhealthy) = plugin.unhealthy() {
             return Err(unavailable(&unhealthy, self.plugin_deadline));
         }
@@ -48,7 +61,7 @@ impl<S: GameStore> Games<S> {
         // no fault of the plugin's.
         let progress = Arc::new(AtomicU8::new(QUEUED));
         let begun = progress.clone();
-        let deadline = Instant::now() + self.plugin_deadline;
+        let deadline = Instant::now() + budget;
         self.plugin_threads.run(Box::new(move || {
             if begun
                 .compare_exchange(QUEUED, STARTED, Ordering::AcqRel, Ordering::Acquire)
@@ -69,8 +82,8 @@ impl<S: GameStore> Games<S> {
         // once its worker is killed: waited for a little longer, so that
         // its own answer (which says what happened) is the one given.
         let wait = match plugin.isolated() {
-            true => self.plugin_deadline + ISOLATED_MARGIN,
-            false => self.plugin_deadline,
+            true => budget + ISOLATED_MARGIN,
+            false => budget,
         };
         let answered_in_time = tokio::time::timeout(wait, &mut answered).await;
         if answered_in_time.is_err()
@@ -94,7 +107,7 @@ impl<S: GameStore> Games<S> {
                 ))
             }
             Err(_) => {
-                plugin.call_overran(self.plugin_deadline);
+                plugin.call_overran(budget);
                 // The thread stays with the call; another takes its place.
                 self.plugin_threads.replace_one();
                 let overran = plugin.clone();
@@ -107,7 +120,7 @@ impl<S: GameStore> Games<S> {
                 Err(past_deadline(format!(
                     "a call to variant {} ran past the {} ms deadline; nothing was changed, and the variant is unavailable until the call returns",
                     plugin.name(),
-                    self.plugin_deadline.as_millis()
+                    budget.as_millis()
                 )))
             }
         }

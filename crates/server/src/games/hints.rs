@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use bg_api::v1 as pb;
 use bg_bot::Net;
-use bg_bot::act::{best_by, cube_equities, play_value};
+use bg_bot::act::{cube_equities, losses, play_value};
 use bg_bot::search::{Evaluation, Evaluator, before_roll, choices, rank};
 use bg_engine::game::{CommandError, Decision, Match, Phase, Rules};
 use bg_engine::{Board, Dice, Seat};
@@ -236,15 +236,16 @@ fn hint(asked: &Asked, net: &Net, plies: u8, version: u64) -> Result<pb::HintRes
                 .cmp(&a.plies)
                 .then(value(&b.value).total_cmp(&value(&a.value)))
         });
-        let best = best_by(&ranked, &value).map_or(0.0, |r| value(&r.value));
+        let losses = losses(&ranked, &value);
         plays = ranked
             .iter()
-            .map(|r| {
+            .zip(losses)
+            .map(|(r, loss)| {
                 let lp = &legal[r.index];
                 pb::RankedPlay {
                     play: Some(bots::shown(&asked.rules, lp, asked.seat)),
                     equity: f64::from(r.value.equity),
-                    equity_loss: f64::from(best - value(&r.value)),
+                    equity_loss: f64::from(loss),
                     probabilities: Some(probabilities(&r.value)),
                     plies: u32::from(r.plies),
                 }
