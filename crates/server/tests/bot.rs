@@ -35,6 +35,29 @@ fn hint_request(g: &Game) -> pb::HintRequest {
     }
 }
 
+/// White's next action, at random, sent: a double the server refuses
+/// because it cannot matter (a dead cube: white wins the match at the
+/// cube's value; the Game does not say so beforehand) is a roll instead.
+async fn white_acts(
+    client: &mut Client,
+    g: &Game,
+    rng: &mut StdRng,
+    may_double: bool,
+) -> (Sent, pb::Game) {
+    let sent = next_action(&g.game, rng, may_double).expect("an action for white");
+    match send(client, &sent, &g.tokens[0]).await {
+        Ok(answer) => (sent, answer),
+        Err(refused)
+            if matches!(sent, Sent::Double(_)) && reason(&refused) == "CUBE_UNAVAILABLE" =>
+        {
+            let roll = next_action(&g.game, rng, false).expect("a roll for white");
+            let answer = send(client, &roll, &g.tokens[0]).await.unwrap();
+            (roll, answer)
+        }
+        Err(refused) => panic!("white's {sent:?} refused: {refused:?}"),
+    }
+}
+
 /// A person (white, random legal plays, taking every double) plays a
 /// three-point match with the cube against the service's strongest
 /// level: every answer waits for white or ends the match, black's
@@ -77,8 +100,7 @@ async fn a_person_plays_the_computer_one_call_a_turn_to_the_end_of_a_match() {
         );
         // White doubles now and then, where it may (not with black's cube).
         let may_double = g.game.cube.is_some_and(|c| c.owner != BLACK);
-        let sent = next_action(&g.game, &mut rng, may_double).expect("an action for white");
-        let answer = send(&mut client, &sent, &g.tokens[0]).await.unwrap();
+        let (sent, answer) = white_acts(&mut client, &g, &mut rng, may_double).await;
         if let (Sent::Move(m), None) = (&sent, &first) {
             first = Some((m.clone(), answer.clone()));
         }
@@ -882,8 +904,7 @@ async fn a_whole_match_analysed_may_take_longer_than_one_plugin_call() {
             break;
         }
         let may_double = g.game.cube.is_some_and(|c| c.owner != BLACK);
-        let sent = next_action(&g.game, &mut rng, may_double).expect("an action for white");
-        g.game = send(&mut client, &sent, &g.tokens[0]).await.unwrap();
+        g.game = white_acts(&mut client, &g, &mut rng, may_double).await.1;
     }
     assert_eq!(g.game.phase, pb::Phase::MatchOver as i32, "the match ends");
     let started = std::time::Instant::now();
