@@ -340,7 +340,7 @@ function actions(view: View): void {
   switch (g.phase) {
     case Phase.ROLL:
       box.append(button("Roll", () => act(view, () => api.roll(id(), as(token))), { id: "roll" }));
-      if (g.cube?.inPlay) box.append(button("Double", double(DoubleAction.OFFER), { id: "double" }));
+      if (g.cube?.mayDouble) box.append(button("Double", double(DoubleAction.OFFER), { id: "double" }));
       break;
     case Phase.MOVE: {
       const input = el("input", { id: "notation", placeholder: "e.g. 13/7 8/7", size: "16" });

@@ -547,3 +547,70 @@ async fn who_starts_later_games_is_shown_in_the_settings() {
     let chosen = variant_match(&mut client, "plakoto", alternate).await;
     assert_eq!(first_move(&chosen), pb::FirstMove::Alternate as i32);
 }
+
+/// `Cube.may_double` says beforehand what a Double would meet: over
+/// random matches of 3 and 5 points (the Crawford game, post-Crawford, a
+/// dead cube, each side's cube) and a money session with a cube limit of
+/// 4, each seat to roll doubles whenever it says so, and each Double it
+/// refuses in between is refused `CUBE_UNAVAILABLE`, nothing changed.
+#[tokio::test]
+async fn may_double_is_true_exactly_when_a_double_is_taken_up() {
+    use rand::{Rng, SeedableRng};
+    let fixture = start();
+    let mut client = connect(&fixture.server.addr).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(56);
+    let (mut offered, mut refused) = (0, 0);
+    for settings in [
+        pb::MatchSettings {
+            match_length: 3,
+            ..Default::default()
+        },
+        pb::MatchSettings {
+            match_length: 5,
+            ..Default::default()
+        },
+        pb::MatchSettings {
+            money_games: Some(3),
+            cube_max: Some(4),
+            ..Default::default()
+        },
+    ] {
+        let mut g = new_game(&mut client, settings).await;
+        for _ in 0..3_000 {
+            if g.game.phase == pb::Phase::MatchOver as i32 {
+                break;
+            }
+            let may_double = g.game.cube.unwrap().may_double;
+            let to_act = g.game.to_act;
+            if g.game.phase == pb::Phase::Roll as i32 && may_double {
+                cube(&mut client, &mut g, to_act, pb::DoubleAction::Offer)
+                    .await
+                    .unwrap();
+                offered += 1;
+                continue;
+            }
+            if g.game.phase == pb::Phase::Roll as i32 && rng.random_bool(0.5) {
+                let before = g.game.clone();
+                let status = cube(&mut client, &mut g, to_act, pb::DoubleAction::Offer)
+                    .await
+                    .unwrap_err();
+                assert_eq!(reason(&status), "CUBE_UNAVAILABLE", "{status:?}");
+                assert_eq!(g.game, before);
+                refused += 1;
+            }
+            let next = next_action(&g.game, &mut rng, false).unwrap();
+            // Half the doubles are passed, half taken.
+            let next = match next {
+                Sent::Double(mut d) if rng.random_bool(0.5) => {
+                    d.action = pb::DoubleAction::Drop as i32;
+                    Sent::Double(d)
+                }
+                other => other,
+            };
+            let token = g.to_act_token().to_string();
+            g.game = send(&mut client, &next, &token).await.unwrap();
+        }
+        assert_eq!(g.game.phase, pb::Phase::MatchOver as i32);
+    }
+    assert!(offered > 10 && refused > 10, "{offered} {refused}");
+}

@@ -333,6 +333,7 @@ fn game_parts(
                 value: m.cube.value,
                 owner: seat_or_none(m.cube.owner),
                 in_play: m.cube_in_play,
+                may_double: m.phase == Phase::Roll && m.double_value(m.turn).is_ok(),
             })
         }),
         score: when(has(F::Score), || {
