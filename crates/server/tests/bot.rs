@@ -35,6 +35,18 @@ fn hint_request(g: &Game) -> pb::HintRequest {
     }
 }
 
+/// The analysis of `g`'s match at 1-ply.
+async fn analysed_at_1_ply(client: &mut Client, g: &Game) -> pb::AnalyzeMatchResponse {
+    client
+        .analyze_match(pb::AnalyzeMatchRequest {
+            game_id: g.id(),
+            plies: Some(1),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 /// White's next action, at random, sent: a double the server refuses
 /// because it cannot matter (a dead cube: white wins the match at the
 /// cube's value; the Game does not say so beforehand) is a roll instead.
@@ -142,14 +154,7 @@ async fn a_person_plays_the_computer_one_call_a_turn_to_the_end_of_a_match() {
     // The analysis, with no token (the match is over): black played the
     // computer's best at every decision (the same search judges it),
     // white at random did not.
-    let analysis = client
-        .analyze_match(pb::AnalyzeMatchRequest {
-            game_id: g.id(),
-            plies: Some(1),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let analysis = analysed_at_1_ply(&mut client, &g).await;
     assert_eq!(analysis.version, g.game.version);
     let [white, black] = [&analysis.players[0], &analysis.players[1]];
     assert_eq!((white.seat, black.seat), (WHITE, BLACK));
@@ -908,14 +913,7 @@ async fn a_whole_match_analysed_may_take_longer_than_one_plugin_call() {
     }
     assert_eq!(g.game.phase, pb::Phase::MatchOver as i32, "the match ends");
     let started = std::time::Instant::now();
-    let analysis = client
-        .analyze_match(pb::AnalyzeMatchRequest {
-            game_id: g.id(),
-            plies: Some(1),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let analysis = analysed_at_1_ply(&mut client, &g).await;
     println!(
         "{} decisions analysed at 1-ply in {:?}",
         analysis.decisions.len(),

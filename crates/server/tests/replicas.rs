@@ -104,6 +104,23 @@ impl Replicas {
         self.servers.len() - 1
     }
 
+    /// A replica started on the database with `key`, run to its end (one
+    /// that refuses to start): its output.
+    fn start_with_key(&self, key: &std::path::Path) -> std::process::Output {
+        let data = tempfile::tempdir().unwrap();
+        std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
+            .args(["--listen", "127.0.0.1:0", "--database", &self.url])
+            .arg("--plugin-dir")
+            .arg(self.plugins.path())
+            .arg("--data-dir")
+            .arg(data.path())
+            .arg("--token-key-file")
+            .arg(key)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap()
+    }
+
     fn addrs(&self) -> Vec<String> {
         self.servers.iter().map(|s| s.addr.clone()).collect()
     }
@@ -630,20 +647,7 @@ async fn a_replica_without_the_shared_key_refuses_to_start() {
     let Some(replicas) = Replicas::start("key_refused", 1) else {
         return;
     };
-    let start = |key: &std::path::Path| {
-        let data = tempfile::tempdir().unwrap();
-        std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
-            .args(["--listen", "127.0.0.1:0", "--database", &replicas.url])
-            .arg("--plugin-dir")
-            .arg(replicas.plugins.path())
-            .arg("--data-dir")
-            .arg(data.path())
-            .arg("--token-key-file")
-            .arg(key)
-            .env("RUST_LOG", "warn")
-            .output()
-            .unwrap()
-    };
+    let start = |key: &std::path::Path| replicas.start_with_key(key);
     let folder = tempfile::tempdir().unwrap();
     let missing = start(&folder.path().join("none.key"));
     assert!(!missing.status.success());
@@ -724,18 +728,7 @@ async fn after_a_key_rotation_every_replica_plays_on_and_the_old_key_is_refused(
         assert_eq!(hex::encode(sha2::Sha256::digest(&seed)), commitment);
     }
 
-    let data = tempfile::tempdir().unwrap();
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_backgammond"))
-        .args(["--listen", "127.0.0.1:0", "--database", &replicas.url])
-        .arg("--plugin-dir")
-        .arg(replicas.plugins.path())
-        .arg("--data-dir")
-        .arg(data.path())
-        .arg("--token-key-file")
-        .arg(&old)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
+    let refused = replicas.start_with_key(&old);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("not the key"), "{said}");
