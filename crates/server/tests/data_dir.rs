@@ -731,6 +731,21 @@ async fn rotating_the_key_seals_the_seeds_again_and_the_match_plays_on_with_its_
     // key that is not the database's.
     let again = backgammond(&data, &rotate);
     assert!(!again.status.success(), "{again:?}");
+    // Interrupted after the database recorded the new key, before the
+    // key file was written (the old key put back): run again, it
+    // finishes, the seed still sealed under the new key.
+    std::fs::write(data.join("server.key"), &old_key).unwrap();
+    let finished = backgammond(&data, &rotate);
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(
+        String::from_utf8_lossy(&finished.stdout).contains("0 seeds"),
+        "{finished:?}"
+    );
+    assert_eq!(std::fs::read(data.join("server.key")).unwrap(), new_key);
+    assert_eq!(
+        open_stored_seed(&fixture, &g.id(), &new_key).await.unwrap(),
+        seed
+    );
     let stray = keys.path().join("stray.key");
     std::fs::write(&stray, [9u8; 32]).unwrap();
     let third = keys.path().join("third.key");
